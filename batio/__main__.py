@@ -1,0 +1,5 @@
+import sys
+
+from batio.cli import main
+
+sys.exit(main())

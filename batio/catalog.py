@@ -1,0 +1,81 @@
+"""Names users type for bundled platforms, workloads and schedulers.
+
+A name is either a path to an existing file or the name of a bundled one:
+``platforms/NAME.xml``, ``workloads/NAME.json``, a scheduler of
+``SCHEDULERS`` below, or one of pybatsim's bundled schedulers (e.g.
+``easyBackfill``, ``fillerSched``).
+"""
+
+from importlib import resources
+from pathlib import Path
+
+from batio.errors import InputError
+
+# name -> (module file in batio's schedulers/, preset options)
+SCHEDULERS = {
+    "fcfs": ("backfill.py", {"backfill_max": 0}),
+    "easy": ("backfill.py", {"backfill_max": 1}),
+    "conservative": ("backfill.py", {"backfill_max": None}),
+    "backfill": ("backfill.py", {}),
+}
+
+
+def _bundled(package, suffix):
+    folder = resources.files(package)
+    return {Path(entry.name).stem: Path(str(entry)) for entry in folder.iterdir()
+            if entry.name.endswith(suffix)}
+
+
+def bundled_platforms():
+    return _bundled("batio.platforms", ".xml")
+
+
+def bundled_workloads():
+    return _bundled("batio.workloads", ".json")
+
+
+def pybatsim_schedulers():
+    """pybatsim's bundled schedulers: its modules that define a class named
+    after the file, as its launcher requires."""
+    import batsim
+    folder = Path(batsim.__file__).resolve().parent.parent / "schedulers"
+    return {path.stem: path for path in folder.glob("*.py")
+            if f"class {path.stem[0].upper()}{path.stem[1:]}" in path.read_text()}
+
+
+def _resolve(name, bundled, kind, suffix):
+    path = Path(name)
+    if path.suffix == suffix or "/" in name:
+        if not path.is_file():
+            raise InputError(name, f"no such {kind} file")
+        return path
+    if name in bundled:
+        return bundled[name]
+    raise InputError(name, f"unknown {kind}: neither a file nor a bundled {kind} "
+                           f"(bundled: {', '.join(sorted(bundled)) or 'none'})")
+
+
+def platform_path(name):
+    return _resolve(name, bundled_platforms(), "platform", ".xml")
+
+
+def workload_path(name):
+    return _resolve(name, bundled_workloads(), "workload", ".json")
+
+
+def scheduler_file_and_options(name, options=None):
+    """(scheduler file, options with the name's presets under the user's)."""
+    options = dict(options or {})
+    if name in SCHEDULERS:
+        module, presets = SCHEDULERS[name]
+        return Path(str(resources.files("batio.schedulers") / module)), {**presets, **options}
+    pybatsim = pybatsim_schedulers()
+    if name in pybatsim:
+        return pybatsim[name], options
+    path = Path(name)
+    if path.suffix == ".py" or "/" in name:
+        if not path.is_file():
+            raise InputError(name, "no such scheduler file")
+        return path, options
+    raise InputError(name, "unknown scheduler: neither a .py file, a batio scheduler "
+                           f"({', '.join(SCHEDULERS)}) nor a pybatsim one ({', '.join(sorted(pybatsim))})")

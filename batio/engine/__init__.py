@@ -1,0 +1,1 @@
+"""The embedded Batsim-4-compatible engine on SimGrid."""

@@ -1,0 +1,189 @@
+"""Running one job's profile on SimGrid, as Batsim 4.2 does.
+
+Every parallel profile becomes one SimGrid parallel task (ptask_L07 model)
+over the job's hosts, so concurrent jobs share the links on their routes:
+
+- ``parallel_homogeneous``: ``cpu`` flops on each host, ``com`` bytes between
+  every ordered pair of distinct hosts (no communication at all if 0);
+- ``parallel_homogeneous_total``: the same with ``cpu / n`` and ``com / n``;
+- ``parallel``: the ``cpu`` vector and the row-major ``com`` matrix;
+- ``parallel_homogeneous_pfs``: the storage host is appended to the hosts;
+  it sends ``bytes_to_read`` to, and receives ``bytes_to_write`` from, every
+  job host, in one ptask;
+- ``data_staging``: ``nb_bytes`` from storage ``from`` to storage ``to``;
+- ``delay``: a sleep; ``composed``: its ``seq`` run ``repeat`` times, stopping
+  at the first sub-profile that does not succeed.
+
+Return codes follow Batsim: 0 success, a profile's ``ret`` (> 0) failure,
+-1 walltime reached, -2 killed.
+"""
+
+import math
+
+import simgrid as sg
+
+WALLTIME_REACHED = -1
+KILLED = -2
+
+
+class ProfileError(Exception):
+    """A job cannot run as allocated (e.g. an unknown storage label)."""
+
+
+class JobExecution:
+    """Runs in its own actor; the server may cancel it with ``kill``."""
+
+    def __init__(self, sim, record, hosts, storage_mapping):
+        self.sim = sim
+        self.record = record
+        self.hosts = hosts  # SimGrid hosts in executor order (mapping applied)
+        self.storage_mapping = storage_mapping
+        self.remaining = record.job.walltime if record.job.has_walltime else math.inf
+        self.ptask = None
+        self.timed_out = None  # a ptask past the walltime, still running (see release)
+        self.progress = []  # sub-task index at each depth of the composed profiles being run
+        self.delay_started = None
+
+    # -- progress, for JOB_KILLED (Batsim's BatTask JSON) ---------------------------
+    def job_progress(self):
+        return self._progress_of(0, self.record.job.profile)
+
+    def _progress_of(self, depth, profile_name):
+        profile = self.sim.profile(self.record.job.workload, profile_name)
+        if profile["type"] == "composed":
+            if depth >= len(self.progress):
+                return {"profile_name": profile_name, "current_task_index": -1}
+            index = self.progress[depth]
+            seq = profile["seq"]
+            return {"profile_name": profile_name, "current_task_index": index,
+                    "current_task": self._progress_of(depth + 1, seq[index % len(seq)])}
+        if profile["type"] == "delay" and self.delay_started is not None:
+            return {"profile_name": profile_name,
+                    "progress": (sg.Engine.clock - self.delay_started) / profile["delay"]}
+        if self.ptask is not None:
+            return {"profile_name": profile_name, "progress": 1.0 - self.ptask.remaining_ratio}
+        return {"profile_name": profile_name, "current_task_index": -1}
+
+    # -- execution -----------------------------------------------------------
+    def run(self):
+        return self._run_profile(self.record.job.profile, depth=0)
+
+    def kill(self):
+        """Cancel the running ptask, if any; return False when none runs."""
+        if self.ptask is None:
+            return False
+        self.sim.io.stop(self.ptask, sg.Engine.clock)
+        self.ptask.cancel()
+        return True
+
+    def release(self):
+        """End a ptask left running past the walltime.
+
+        SimGrid 3.32's wait_for does not cancel on timeout: in Batsim the
+        ptask runs on until the job actor ends, after its JOB_COMPLETED.
+        """
+        if self.timed_out is not None:
+            self.sim.io.stop(self.timed_out, sg.Engine.clock)
+            self.timed_out.cancel()
+            self.timed_out = None
+
+    def _run_profile(self, name, depth):
+        profile = self.sim.profile(self.record.job.workload, name)
+        kind = profile["type"]
+        if kind == "composed":
+            seq = profile["seq"]
+            for index in range(len(seq) * profile.get("repeat", 1)):
+                del self.progress[depth:]
+                self.progress.append(index)
+                code = self._run_profile(seq[index % len(seq)], depth + 1)
+                if code != 0:
+                    return code
+            return profile.get("ret", 0)
+        if kind == "delay":
+            return self._sleep(profile["delay"]) or profile.get("ret", 0)
+        code = self._run_ptask(*self._ptask_of(name, profile))
+        return code or profile.get("ret", 0)
+
+    def _sleep(self, duration):
+        self.delay_started = sg.Engine.clock
+        try:
+            if duration < self.remaining:
+                sg.this_actor.sleep_for(duration)
+                self.remaining -= duration
+                return 0
+            sg.this_actor.sleep_for(self.remaining)
+            self.remaining = 0.0
+            return WALLTIME_REACHED
+        finally:
+            self.delay_started = None
+
+    def _run_ptask(self, hosts, flops, bytes_matrix, traffic):
+        ptask = sg.this_actor.exec_init(hosts, flops, bytes_matrix)
+        began = sg.Engine.clock
+        self.ptask = ptask
+        self.sim.io.start(ptask, traffic, began)
+        code = 0
+        try:
+            ptask.start()
+            if math.isinf(self.remaining):
+                ptask.wait()
+            else:
+                ptask.wait_for(self.remaining)
+        except sg.TimeoutException:
+            self.timed_out = ptask
+            code = WALLTIME_REACHED
+        except sg.CancelException:
+            code = KILLED
+        finally:
+            self.ptask = None
+        if code != WALLTIME_REACHED:
+            self.sim.io.stop(ptask, sg.Engine.clock)
+        if not math.isinf(self.remaining):
+            self.remaining -= sg.Engine.clock - began
+        return code
+
+    def _storage_host(self, label, default_to_single):
+        if label in self.storage_mapping:
+            resource = self.storage_mapping[label]
+        elif default_to_single and not self.storage_mapping and len(self.sim.platform.storage) == 1:
+            resource = self.sim.platform.storage[0]
+        else:
+            raise ProfileError(f"job '{self.record.job.id}' needs storage label '{label}', which its "
+                               f"EXECUTE_JOB storage_mapping {sorted(self.storage_mapping)} does not name"
+                               + ("" if default_to_single else " (data_staging has no default storage)"))
+        return resource.name, self.sim.host(resource.name)
+
+    def _ptask_of(self, name, profile):
+        """(hosts, flops, bytes matrix, storage traffic) of a parallel profile."""
+        kind = profile["type"]
+        hosts = list(self.hosts)
+        n = len(hosts)
+        if kind == "parallel":
+            if len(profile["cpu"]) != n:
+                raise ProfileError(f"job '{self.record.job.id}': profile '{name}' describes "
+                                   f"{len(profile['cpu'])} hosts but the job runs on {n}")
+            return hosts, list(map(float, profile["cpu"])), list(map(float, profile["com"])), []
+        if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+            cpu, com = float(profile["cpu"]), float(profile["com"])
+            if kind == "parallel_homogeneous_total":
+                cpu, com = cpu / n, com / n
+            matrix = [0.0 if i == j else com for i in range(n) for j in range(n)] if com > 0 else []
+            return hosts, [cpu] * n, matrix, []
+        if kind == "parallel_homogeneous_pfs":
+            storage_name, storage = self._storage_host(profile.get("storage", "pfs"), True)
+            read, write = float(profile["bytes_to_read"]), float(profile["bytes_to_write"])
+            size = n + 1
+            matrix = []
+            if read > 0 or write > 0:
+                matrix = [0.0] * (size * size)
+                for i in range(n):
+                    matrix[i * size + n] = write
+                    matrix[n * size + i] = read
+            return hosts + [storage], [0.0] * size, matrix, [(storage_name, read * n, write * n)]
+        if kind == "data_staging":
+            source_name, source = self._storage_host(profile["from"], False)
+            target_name, target = self._storage_host(profile["to"], False)
+            nb_bytes = float(profile["nb_bytes"])
+            matrix = [0.0, nb_bytes, 0.0, 0.0] if nb_bytes > 0 else []
+            return [source, target], [0.0, 0.0], matrix, [(source_name, nb_bytes, 0.0), (target_name, 0.0, nb_bytes)]
+        raise ProfileError(f"profile type '{kind}' cannot run")  # workload checks make this unreachable

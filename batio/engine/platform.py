@@ -1,0 +1,138 @@
+"""Which hosts of a SimGrid platform are compute, storage and master resources.
+
+Batsim reads roles from the hosts' ``role`` property; SimGrid 3.32's Python
+API exposes no host properties, so the roles are read from the XML itself
+(``<prop id="role">`` on a ``<host>`` or on a ``<cluster>``, which gives it
+to all the cluster's hosts), then completed like Batsim's ``-r``/``-m``.
+
+Resource ids are numbered as Batsim 4.2 numbers them (``Machines::
+create_machines``): compute hosts first, then storage hosts, each in the
+order of SimGrid's host list, which is by ascending name as strings
+("a0", "a1", "a10", ...). Batsim's own numeric sort works on a copy of the
+list and so has no effect on the ids.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+import xml.etree.ElementTree as ET
+
+from batio.errors import InputError
+
+DEFAULT_MASTER_HOST = "master_host"
+
+
+@dataclass(frozen=True)
+class Resource:
+    id: int
+    name: str
+    role: str  # "" for compute hosts, "storage" for storage hosts
+
+
+@dataclass
+class Platform:
+    path: Path
+    compute: list[Resource]
+    storage: list[Resource]
+    master: str
+    properties: dict[str, dict[str, str]] = field(default_factory=dict)
+    zone_properties: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def resources(self) -> list[Resource]:
+        return self.compute + self.storage
+
+    def storage_by_name(self, name: str) -> Resource:
+        for resource in self.storage:
+            if resource.name == name:
+                return resource
+        raise KeyError(name)
+
+
+def _radical_numbers(radical: str, source, element_id):
+    numbers = []
+    for part in radical.split(","):
+        bounds = part.strip().split("-")
+        try:
+            if len(bounds) == 1:
+                numbers.append(int(bounds[0]))
+            elif len(bounds) == 2:
+                numbers.extend(range(int(bounds[0]), int(bounds[1]) + 1))
+            else:
+                raise ValueError(part)
+        except ValueError:
+            raise InputError(source, f"cluster '{element_id}' has an unreadable radical "
+                                     f"'{radical}' (expected e.g. '0-511' or '0-3,8')",
+                             field="radical") from None
+    return numbers
+
+
+def _properties_of(element):
+    return {prop.get("id"): prop.get("value", "") for prop in element.findall("prop")}
+
+
+def read_properties(path):
+    """(host name -> its <prop> values, host name -> its cluster's <prop> values).
+
+    A cluster's props are both host and zone properties in SimGrid, and
+    Batsim forwards the latter as ``zone_properties``.
+    """
+    try:
+        root = ET.parse(path).getroot()
+    except FileNotFoundError:
+        raise InputError(path, "no such platform file") from None
+    except ET.ParseError as error:
+        raise InputError(path, f"malformed XML: {error}") from None
+    if root.tag != "platform":
+        raise InputError(path, f"root element is <{root.tag}>, expected a SimGrid <platform>")
+    properties, zone_properties = {}, {}
+    for element in root.iter():
+        if element.tag == "host":
+            properties[element.get("id")] = _properties_of(element)
+        elif element.tag in ("cluster", "cabinet"):
+            shared = _properties_of(element)
+            prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
+            for number in _radical_numbers(element.get("radical", ""), path, element.get("id")):
+                properties[f"{prefix}{number}{suffix}"] = dict(shared)
+                zone_properties[f"{prefix}{number}{suffix}"] = shared
+    return properties, zone_properties
+
+
+def classify(path, host_names, role_overrides=None, master_host=DEFAULT_MASTER_HOST) -> Platform:
+    """Number the hosts of a loaded platform as Batsim does.
+
+    ``host_names`` is SimGrid's host list; ``role_overrides`` maps host names
+    to roles as Batsim's ``-r host:role``; ``master_host`` is Batsim's ``-m``.
+    """
+    properties, zone_properties = read_properties(path)
+    roles = {name: props.get("role", "") for name, props in properties.items()}
+    for name, role in (role_overrides or {}).items():
+        if name not in host_names:
+            raise InputError(path, f"a role is given to host '{name}', which the platform does not have")
+        roles[name] = ",".join(r for r in (roles.get(name, ""), role) if r)
+    if master_host in host_names:
+        roles[master_host] = ",".join(r for r in (roles.get(master_host, ""), "master") if r)
+
+    compute, storage, masters = [], [], []
+    for name in host_names:
+        role = roles.get(name, "")
+        kinds = set(role.split(",")) - {""}
+        if kinds - {"master", "storage", "compute_node"}:
+            raise InputError(path, f"host '{name}' has unknown role '{role}' "
+                                   "(known: master, storage, compute_node)", field="role")
+        if "master" in kinds:
+            masters.append(name)
+        elif "storage" in kinds:
+            storage.append(name)
+        else:
+            compute.append(name)
+    if len(masters) != 1:
+        raise InputError(path, f"expected exactly one master host (role 'master', or the host named "
+                               f"by --master-host, default '{DEFAULT_MASTER_HOST}'); found {masters or 'none'}")
+    if not compute:
+        raise InputError(path, "the platform has no compute host")
+    resources = [Resource(i, name, "") for i, name in enumerate(compute)]
+    resources += [Resource(len(compute) + i, name, "storage") for i, name in enumerate(storage)]
+    for name, role in roles.items():
+        properties.setdefault(name, {})["role"] = role
+    return Platform(Path(path), resources[:len(compute)], resources[len(compute):], masters[0], properties,
+                    zone_properties)

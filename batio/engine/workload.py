@@ -1,0 +1,218 @@
+"""Batsim workload JSON: reading and checking jobs and profiles.
+
+A workload is ``{"nb_res": N, "jobs": [...], "profiles": {...}}``; every job
+has ``id``, ``subtime``, ``res``, ``profile`` and optionally ``walltime``
+(absent or -1: no limit) plus any extra fields, which are forwarded to the
+scheduler untouched. Each profile type and its fields are described in
+``docs/formats.md``. Every problem is reported with the file, the job or
+profile and the field, before the simulation starts.
+"""
+
+from dataclasses import dataclass
+import json
+import math
+from pathlib import Path
+
+from batio.errors import InputError
+
+NO_WALLTIME = -1.0
+
+# type -> {field: kind}; kinds: "number" (>= 0), "label", "names", "vector",
+# "matrix". Fields not listed here are allowed and ignored, as in Batsim.
+PROFILE_FIELDS = {
+    "delay": {"delay": "positive"},
+    "parallel": {"cpu": "vector", "com": "matrix"},
+    "parallel_homogeneous": {"cpu": "number", "com": "number"},
+    "parallel_homogeneous_total": {"cpu": "number", "com": "number"},
+    "parallel_homogeneous_pfs": {},
+    "data_staging": {"nb_bytes": "number", "from": "label", "to": "label"},
+    "composed": {"seq": "names"},
+}
+OPTIONAL_PROFILE_FIELDS = {
+    "parallel_homogeneous_pfs": {"bytes_to_read": "number", "bytes_to_write": "number",
+                                 "storage": "label", "host": "label"},
+    "composed": {"repeat": "count"},
+}
+DEFAULT_STORAGE_LABEL = "pfs"
+
+
+@dataclass
+class Job:
+    id: str                # "workload!id", as Batsim names jobs
+    workload: str
+    subtime: float
+    walltime: float        # NO_WALLTIME when the job has no limit
+    res: int
+    profile: str
+    description: dict      # the job's JSON as the scheduler receives it
+
+    @property
+    def has_walltime(self) -> bool:
+        return self.walltime != NO_WALLTIME
+
+
+@dataclass
+class Workload:
+    name: str
+    path: Path
+    jobs: list[Job]
+    profiles: dict[str, dict]
+
+    def referenced_profiles(self):
+        """The profiles jobs use, directly or through composed ones (Batsim
+        drops the others before SIMULATION_BEGINS)."""
+        used, pending = set(), [job.profile for job in self.jobs]
+        while pending:
+            name = pending.pop()
+            if name not in used:
+                used.add(name)
+                if self.profiles[name]["type"] == "composed":
+                    pending.extend(self.profiles[name]["seq"])
+        return {name: profile for name, profile in self.profiles.items() if name in used}
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_field(source, profile_name, profile, key, kind, profiles):
+    value = profile.get(key)
+    problem = None
+    if kind == "number":
+        if not _is_number(value) or value < 0:
+            problem = f"must be a number >= 0, got {value!r}"
+    elif kind == "positive":
+        if not _is_number(value) or value <= 0:
+            problem = f"must be a number > 0, got {value!r}"
+    elif kind == "count":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            problem = f"must be an integer >= 1, got {value!r}"
+    elif kind == "label":
+        if not isinstance(value, str) or not value:
+            problem = f"must be a non-empty string, got {value!r}"
+    elif kind == "vector":
+        if not isinstance(value, list) or not value or not all(_is_number(v) and v >= 0 for v in value):
+            problem = "must be a non-empty list of numbers >= 0"
+    elif kind == "matrix":
+        size = len(profile.get("cpu") or [])
+        if not isinstance(value, list) or len(value) != size * size or \
+                not all(_is_number(v) and v >= 0 for v in value):
+            problem = f"must be a list of {size}x{size} numbers >= 0 (the size of 'cpu' squared)"
+    elif kind == "names":
+        if not isinstance(value, list) or not value:
+            problem = "must be a non-empty list of profile names"
+        else:
+            missing = [name for name in value if name not in profiles]
+            if missing:
+                problem = f"names unknown profile(s) {missing}"
+    if problem:
+        raise InputError(source, problem, profile=profile_name, field=key)
+
+
+def check_profile(source, name, profile, profiles):
+    """Raise InputError unless ``profile`` is a valid Batsim profile."""
+    if not isinstance(profile, dict):
+        raise InputError(source, "must be a JSON object", profile=name)
+    kind = profile.get("type")
+    if kind not in PROFILE_FIELDS:
+        raise InputError(source, f"unknown profile type {kind!r} (batio runs: "
+                                 f"{', '.join(sorted(PROFILE_FIELDS))})", profile=name, field="type")
+    for key, field_kind in PROFILE_FIELDS[kind].items():
+        _check_field(source, name, profile, key, field_kind, profiles)
+    for key, field_kind in OPTIONAL_PROFILE_FIELDS.get(kind, {}).items():
+        if key in profile:
+            _check_field(source, name, profile, key, field_kind, profiles)
+    if kind == "parallel_homogeneous_pfs" and "bytes_to_read" not in profile and "bytes_to_write" not in profile:
+        raise InputError(source, "needs 'bytes_to_read' or 'bytes_to_write'", profile=name)
+    if "ret" in profile and (not isinstance(profile["ret"], int) or isinstance(profile["ret"], bool)):
+        raise InputError(source, f"must be an integer return code, got {profile['ret']!r}", profile=name,
+                         field="ret")
+
+
+def _check_composition_is_finite(source, profiles):
+    """A composed profile must not contain itself, directly or not."""
+    state = {}
+
+    def visit(name, chain):
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "visiting":
+            raise InputError(source, f"composed profiles form a cycle: {' -> '.join(chain + [name])}",
+                             profile=chain[0], field="seq")
+        state[name] = "visiting"
+        for child in profiles[name].get("seq", []) if profiles[name]["type"] == "composed" else []:
+            visit(child, chain + [name])
+        state[name] = "done"
+
+    for name in profiles:
+        visit(name, [])
+
+
+def check_job(source, workload_name, raw, profiles) -> Job:
+    """Build a Job from its JSON, raising InputError on any bad field."""
+    if not isinstance(raw, dict):
+        raise InputError(source, f"every job must be a JSON object, got {raw!r}", field="jobs")
+    job_id = raw.get("id")
+    if isinstance(job_id, bool) or not isinstance(job_id, (str, int)) or job_id == "":
+        raise InputError(source, f"job id must be a string or an integer, got {job_id!r}", field="id")
+    job_id = str(job_id)
+    if "!" in job_id:
+        raise InputError(source, "a job id must not contain '!' (Batsim's workload separator)",
+                         job=job_id, field="id")
+    for key in ("subtime", "res", "profile"):
+        if key not in raw:
+            raise InputError(source, "missing required field", job=job_id, field=key)
+    if not _is_number(raw["subtime"]) or raw["subtime"] < 0:
+        raise InputError(source, f"must be a number >= 0, got {raw['subtime']!r}", job=job_id, field="subtime")
+    if not isinstance(raw["res"], int) or isinstance(raw["res"], bool) or raw["res"] < 1:
+        raise InputError(source, f"must be an integer >= 1, got {raw['res']!r}", job=job_id, field="res")
+    walltime = raw.get("walltime", NO_WALLTIME)
+    if not _is_number(walltime) or (walltime <= 0 and walltime != NO_WALLTIME):
+        raise InputError(source, f"must be a number > 0, or -1 for none, got {walltime!r}",
+                         job=job_id, field="walltime")
+    if raw["profile"] not in profiles:
+        raise InputError(source, f"unknown profile {raw['profile']!r}", job=job_id, field="profile")
+    profile = profiles[raw["profile"]]
+    if profile.get("type") == "parallel" and len(profile["cpu"]) != raw["res"]:
+        raise InputError(source, f"requests {raw['res']} hosts but its 'parallel' profile "
+                                 f"'{raw['profile']}' describes {len(profile['cpu'])}", job=job_id, field="res")
+    full_id = f"{workload_name}!{job_id}"
+    description = dict(raw, id=full_id)
+    return Job(full_id, workload_name, float(raw["subtime"]), float(walltime), raw["res"],
+               raw["profile"], description)
+
+
+def load_workload(path, name) -> Workload:
+    """Read and check one workload file; ``name`` is Batsim's w0, w1..."""
+    path = Path(path)
+    try:
+        with open(path) as stream:
+            data = json.load(stream)
+    except FileNotFoundError:
+        raise InputError(path, "no such workload file") from None
+    except json.JSONDecodeError as error:
+        raise InputError(path, f"malformed JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, "a workload must be a JSON object with 'jobs' and 'profiles'")
+    for key in ("jobs", "profiles"):
+        if key not in data:
+            raise InputError(path, "missing required field", field=key)
+    if not isinstance(data["jobs"], list):
+        raise InputError(path, "must be a list of jobs", field="jobs")
+    if not isinstance(data["profiles"], dict):
+        raise InputError(path, "must be an object mapping profile names to profiles", field="profiles")
+    nb_res = data.get("nb_res")
+    if not isinstance(nb_res, int) or isinstance(nb_res, bool) or nb_res <= 0:
+        raise InputError(path, f"must be an integer > 0 (Batsim requires it), got {nb_res!r}", field="nb_res")
+    profiles = data["profiles"]
+    for profile_name, profile in profiles.items():
+        check_profile(path, profile_name, profile, profiles)
+    _check_composition_is_finite(path, profiles)
+    jobs, seen = [], set()
+    for raw in data["jobs"]:
+        job = check_job(path, name, raw, profiles)
+        if job.id in seen:
+            raise InputError(path, "duplicate job id", job=job.id.split("!", 1)[1], field="id")
+        seen.add(job.id)
+        jobs.append(job)
+    return Workload(name, path, jobs, profiles)

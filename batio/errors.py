@@ -1,0 +1,42 @@
+"""Errors that batio reports to users as one clear line, never as a traceback.
+
+Every error names what the user has to fix: the file, and where it applies
+the job, the profile or the field.
+"""
+
+
+class BatioError(Exception):
+    """Base class: the CLI prints the message and exits non-zero."""
+
+    @classmethod
+    def from_message(cls, message):
+        """Rebuild an error reported by a child process from its message."""
+        error = cls.__new__(cls)
+        Exception.__init__(error, message)
+        return error
+
+
+class InputError(BatioError):
+    """A platform, workload or option that batio cannot use as given."""
+
+    def __init__(self, source, problem, *, job=None, profile=None, field=None):
+        where = [str(source)]
+        if job is not None:
+            where.append(f"job '{job}'")
+        if profile is not None:
+            where.append(f"profile '{profile}'")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(f"{', '.join(where)}: {problem}")
+        self.source = source
+        self.job = job
+        self.profile = profile
+        self.field = field
+
+
+class SchedulerError(BatioError):
+    """The scheduler crashed, stalled, or broke Batsim's protocol."""
+
+
+class EngineError(BatioError):
+    """The engine could not start or run (port in use, missing binary...)."""

@@ -1,0 +1,71 @@
+"""Metrics of one run, computed from its output files only.
+
+Definitions (all over the jobs that ran, i.e. not rejected):
+- makespan: the last finish time (Batsim's definition, from time 0);
+- wait: starting_time - submission_time;
+- slowdown: Batsim's ``stretch``, turnaround / execution time;
+- utilisation: sum of execution_time x requested hosts, over compute hosts x
+  makespan (the fraction of compute host-time spent running jobs);
+- bytes moved: read plus written on storage hosts (``_io.csv``; runs on real
+  Batsim have no such file and report it as unknown).
+"""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+
+def read_jobs(prefix):
+    return pd.read_csv(f"{prefix}_jobs.csv", keep_default_na=False, na_values={"starting_time": [""]})
+
+
+def bytes_moved(prefix):
+    path = Path(f"{prefix}_io.csv")
+    if not path.exists():
+        return float("nan")
+    io = pd.read_csv(path)
+    if io.empty:
+        return 0.0
+    total = 0.0
+    for _, rows in io.groupby("storage", sort=False):
+        rows = rows.sort_values("time")
+        spans = rows["time"].shift(-1) - rows["time"]
+        total += ((rows["read_bytes_per_s"] + rows["write_bytes_per_s"]) * spans).sum()
+    return float(total)
+
+
+def summarize(prefix, nb_compute=None):
+    """Return the summary of the run whose outputs start with ``prefix``."""
+    if nb_compute is None:
+        with open(f"{prefix}_run.json") as stream:
+            nb_compute = json.load(stream)["nb_compute_resources"]
+    jobs = read_jobs(prefix)
+    ran = jobs[jobs["final_state"] != "REJECTED"]
+    makespan = float(ran["finish_time"].max()) if len(ran) else 0.0
+    busy = float((ran["execution_time"] * ran["requested_number_of_resources"]).sum())
+    return {
+        "jobs": int(len(jobs)),
+        "succeeded": int((jobs["final_state"] == "COMPLETED_SUCCESSFULLY").sum()),
+        "makespan": makespan,
+        "mean_wait": float(ran["waiting_time"].mean()) if len(ran) else 0.0,
+        "max_wait": float(ran["waiting_time"].max()) if len(ran) else 0.0,
+        "mean_slowdown": float(ran["stretch"].mean()) if len(ran) else 0.0,
+        "max_slowdown": float(ran["stretch"].max()) if len(ran) else 0.0,
+        "utilisation": busy / (nb_compute * makespan) if makespan > 0 else 0.0,
+        "bytes_moved": bytes_moved(prefix),
+    }
+
+
+def format_summary(summary):
+    rows = [
+        ("jobs (succeeded)", f"{summary['jobs']} ({summary['succeeded']})"),
+        ("makespan", f"{summary['makespan']:.1f} s"),
+        ("mean wait", f"{summary['mean_wait']:.1f} s"),
+        ("mean / max slowdown", f"{summary['mean_slowdown']:.3f} / {summary['max_slowdown']:.3f}"),
+        ("utilisation", f"{100 * summary['utilisation']:.1f} %"),
+        ("bytes moved", "unknown" if summary["bytes_moved"] != summary["bytes_moved"]
+         else f"{summary['bytes_moved'] / 1e9:.3f} GB"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"  {name:<{width}}  {value}" for name, value in rows)

@@ -1,0 +1,1 @@
+"""Bundled SimGrid platforms (data only), found through ``batio.catalog``."""

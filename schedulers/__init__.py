@@ -1,0 +1,1 @@
+"""Bundled pybatsim schedulers, importable as ``batio.schedulers``."""

@@ -1,0 +1,1 @@
+"""Bundled Batsim workloads (data only), found through ``batio.catalog``."""
