@@ -1,0 +1,115 @@
+"""Validation of a scheduler's pybatsim ``-o`` JSON options.
+
+Each scheduler declares its options once::
+
+    OPTIONS = {
+        "backfill_max": Option(int, math.inf, minimum=0,
+                               aliases={None: math.inf, "inf": math.inf},
+                               help="reservations per round; null or \"inf\": unbounded"),
+        "order": Option(str, "fcfs", choices=("fcfs", "sjf", "ljf")),
+    }
+    settings = parse_options("Backfill", OPTIONS, options)
+
+and a typo, a wrong type or an out-of-range value stops the run at start-up
+with a message naming the scheduler, the key, the value and what is allowed,
+instead of silently running with a default.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+class OptionError(ValueError):
+    """An option the scheduler does not accept."""
+
+
+REJECTED = object()
+
+
+@dataclass(frozen=True)
+class Option:
+    kind: type
+    default: Any
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple | None = None
+    aliases: Mapping[Any, Any] = field(default_factory=dict)
+    """Spellings accepted as is and translated, e.g. ``{"inf": math.inf}``."""
+    help: str = ""
+
+    def allowed(self) -> str:
+        if self.choices is not None:
+            text = "one of " + ", ".join(_show(choice) for choice in self.choices)
+        else:
+            text = {int: "an integer", float: "a number", bool: "true or false",
+                    str: "a string"}.get(self.kind, self.kind.__name__)
+            bounds = [f"{sign} {bound}" for sign, bound in ((">=", self.minimum), ("<=", self.maximum))
+                      if bound is not None]
+            if bounds:
+                text += " " + " and ".join(bounds)
+        if self.aliases:
+            text += ", or " + " or ".join(_show(alias) for alias in self.aliases)
+        return text + (f" ({self.help})" if self.help else "")
+
+    def convert(self, value: Any) -> Any:
+        """The value to use, or ``REJECTED`` when ``value`` is not allowed."""
+        if _hashable(value) and value in self.aliases:
+            return self.aliases[value]
+        # JSON has one number type and bool is an int in Python: an integer
+        # is a valid float, a boolean is never a number.
+        if isinstance(value, bool) and self.kind is not bool:
+            return REJECTED
+        if self.kind is float and isinstance(value, int):
+            value = float(value)
+        if not isinstance(value, self.kind) or value != value:  # NaN compares unequal
+            return REJECTED
+        if self.choices is not None and value not in self.choices:
+            return REJECTED
+        if self.minimum is not None and value < self.minimum:
+            return REJECTED
+        if self.maximum is not None and value > self.maximum:
+            return REJECTED
+        return value
+
+
+def parse_options(scheduler: str, spec: Mapping[str, Option],
+                  given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Every declared option's value: the given one when allowed, else its default.
+
+    Raises ``OptionError`` on an unknown key or a value that is not allowed.
+    """
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(spec))
+    if unknown:
+        key = unknown[0]
+        raise OptionError(f"{scheduler}: unknown option {key!r} = {_show(given[key])}; "
+                          f"known options: {', '.join(sorted(spec))}")
+    settings = {}
+    for key, option in spec.items():
+        if key not in given:
+            settings[key] = option.default
+            continue
+        value = option.convert(given[key])
+        if value is REJECTED:
+            raise OptionError(f"{scheduler}: option {key!r} = {_show(given[key])} "
+                              f"is not allowed: expected {option.allowed()}")
+        settings[key] = value
+    return settings
+
+
+def _show(value: Any) -> str:
+    """``value`` as it would be written in the JSON options."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True

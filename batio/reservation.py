@@ -1,0 +1,458 @@
+"""The reservation tracker shared by every batio policy: hosts and any number of
+cluster-wide bandwidth-type resources, reserved over time.
+
+It is the ``RT`` of Slurm's backfill (paper 000, Section II-A, Algorithm 1)
+with the bandwidth-type resource of the I/O-aware scheduler (Section VI):
+``from_running`` is InitializeReservationTracker, ``reserve`` is
+ReserveResources (Algorithm 3) and ``earliest_start`` is EarliestStartTime
+(Algorithm 4). Unlike the paper's node *count* tracker it books real host ids,
+so a planned start comes with the hosts to run on.
+
+Semantics
+---------
+* Time is a float (Batsim seconds). A reservation holds its hosts and its
+  bandwidth amounts over the half-open window ``[start, start + duration)``;
+  ``duration`` may be ``math.inf`` (a job without walltime holds forever).
+* The tracker models ``[origin, inf)`` only (``origin`` is the round's
+  "now"): a reservation that began earlier is stored from the origin.
+* A request fits at ``t`` when ``nb_hosts`` hosts are free over the whole
+  window and, for every resource named in its ``bandwidth`` mapping,
+  reserved + need <= limit at every instant of it (with a 1e-9 relative
+  tolerance for rounding). A resource the mapping does not name is not
+  checked: a resource already over its limit (see ``from_running``) blocks
+  only the requests that name it, even with a need of 0.
+* Host choice is deterministic: the lowest host ids among the hosts free over
+  the whole window.
+
+Data structure and costs
+------------------------
+A step function over S segments ``[t_k, t_k+1)`` (t_0 = origin): per segment
+the set of free hosts as a Python int bitset (bit i = i-th tracked host), and,
+in one numpy array, the free-host count and the reserved amount of each of
+the B bandwidth resources. H hosts; w = segments a window spans; bitset
+operations cost O(H/64) machine words and are treated as O(1) below.
+
+====================  =======================================================
+``from_running``      O(R log R + S) for R running jobs
+``earliest_start``    one vectorised O(S·B) pass keeps the segments where the
+                      counts and bandwidths fit; each candidate start in them
+                      (time order) is then checked exactly on the host
+                      bitsets in O(w + log H). Counts can fit where no fixed
+                      host set does, hence several candidates now and then.
+``reserve``           O(S·B) to insert two breakpoints, O(w) bitset updates
+``release``/``cancel``  same as ``reserve``
+====================  =======================================================
+"""
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from typing import Hashable, Iterable, Mapping
+
+import numpy as np
+from procset import ProcSet
+
+OVERRUN_GRACE = 1.0
+"""Seconds a running job already past its walltime still holds its hosts.
+
+Batsim kills a job at its walltime, so such a job is being killed and its
+completion (which triggers a new round) is imminent: holding its hosts a
+little longer only keeps them out of "now"; the next round replans anyway.
+"""
+
+_TOLERANCE = 1e-9
+
+
+class OverAllocation(ValueError):
+    """A reservation would double-book a host or exceed a bandwidth limit."""
+
+
+class Slot:
+    """Where and when to run: a start time and the hosts.
+
+    Slots returned by ``earliest_start`` build their ``hosts`` ``ProcSet``
+    only when asked: most planned reservations never need one.
+    """
+
+    __slots__ = ("start", "_hosts", "_tracker", "_mask")
+
+    def __init__(self, start: float, hosts: ProcSet):
+        self.start = float(start)
+        self._hosts = ProcSet(hosts)
+        self._tracker = None
+
+    @property
+    def hosts(self) -> ProcSet:
+        if self._hosts is None:
+            self._hosts = self._tracker._procset(self._mask)
+        return self._hosts
+
+    def __repr__(self):
+        return f"Slot(start={self.start!r}, hosts={self.hosts})"
+
+
+@dataclass(frozen=True)
+class Reservation:
+    key: Hashable
+    start: float
+    end: float
+    hosts: ProcSet
+    bandwidth: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    """A running job as InitializeReservationTracker sees it.
+
+    ``estimate`` is a policy's predicted runtime d_j; without one the job is
+    held for its walltime L_j (``math.inf`` when it has none).
+    """
+
+    key: Hashable
+    start: float
+    hosts: ProcSet
+    walltime: float = math.inf
+    estimate: float | None = None
+    bandwidth: Mapping[str, float] = field(default_factory=dict)
+
+    def held_until(self, now: float) -> float:
+        """End of the job's reservation as seen at ``now``.
+
+        A job that outlives its estimate falls back to its walltime, the one
+        bound it cannot pass; past that too (a kill in flight), it holds for
+        ``OVERRUN_GRACE`` more seconds.
+        """
+        bounds = [self.start + self.walltime]
+        if self.estimate is not None:
+            bounds.insert(0, self.start + self.estimate)
+        return float(next((end for end in bounds if end > now), now + OVERRUN_GRACE))
+
+
+@dataclass
+class _Record:
+    start: float
+    end: float
+    mask: int
+    bandwidth: dict
+
+
+class ReservationTracker:
+    def __init__(self, hosts: ProcSet, bandwidth_limits: Mapping[str, float] | None = None,
+                 origin: float = 0.0):
+        self.hosts = ProcSet(hosts)
+        self.origin = float(origin)
+        self.bandwidth_limits = dict(bandwidth_limits or {})
+        self._intervals = [(interval.inf, interval.sup) for interval in self.hosts.intervals()]
+        self._first_index = np.cumsum([0] + [sup - inf + 1 for inf, sup in self._intervals]).tolist()
+        self._all = (1 << len(self.hosts)) - 1
+        self._row_of = {name: 2 + i for i, name in enumerate(self.bandwidth_limits)}
+        limits = np.array(list(self.bandwidth_limits.values()), dtype=float)
+        self._caps = (limits + _TOLERANCE * np.maximum(1.0, np.abs(limits))).tolist()
+        self._times = [self.origin]
+        self._free = [self._all]
+        # Rows: segment start times, free-host counts, one row per bandwidth
+        # resource. Column len(self._times) holds time = inf as a sentinel.
+        self._profile = np.zeros((2 + len(limits), 64))
+        self._profile[:2, 0] = self.origin, len(self.hosts)
+        self._profile[0, 1] = math.inf
+        self._records: dict[Hashable, _Record] = {}
+
+    # -- InitializeReservationTracker -----------------------------------
+
+    @classmethod
+    def from_running(cls, hosts: ProcSet, bandwidth_limits: Mapping[str, float] | None,
+                     running: Iterable[RunningJob], now: float) -> "ReservationTracker":
+        """A tracker at origin ``now`` where each running job holds its hosts
+        and bandwidth until ``RunningJob.held_until(now)``.
+
+        Running jobs are facts: their bandwidth may exceed a limit (it then
+        blocks that resource until it drains). A host held by two running
+        jobs can only be a caller bug and raises ``OverAllocation``.
+        """
+        tracker = cls(hosts, bandwidth_limits, now)
+        held = 0
+        for job in running:
+            if job.key in tracker._records:
+                raise KeyError(f"running job {job.key!r} listed twice")
+            mask = tracker._mask(job.hosts)
+            if held & mask:
+                raise OverAllocation(f"running job {job.key!r} and another running job both "
+                                     f"hold hosts {tracker._procset(held & mask)}")
+            held |= mask
+            tracker._records[job.key] = _Record(
+                tracker.origin, job.held_until(now), mask, dict(job.bandwidth))
+        records = sorted(tracker._records.values(), key=lambda record: record.end)
+        times = [now] + sorted({record.end for record in records} - {math.inf})
+        free, amounts = [], []
+        busy, in_use, ending = 0, np.zeros(len(tracker._row_of)), len(records)
+        # Sweep segments from the last: a job holds segment k iff it ends after t_k.
+        for t in reversed(times):
+            while ending and records[ending - 1].end > t:
+                ending -= 1
+                busy |= records[ending].mask
+                in_use = in_use + tracker._amounts(records[ending].bandwidth)
+            free.append(tracker._all & ~busy)
+            amounts.append(in_use)
+        tracker._times, tracker._free = times, free[::-1]
+        size = len(times)
+        tracker._grow(size + 1)
+        tracker._profile[0, :size + 1] = times + [math.inf]
+        tracker._profile[1, :size] = [mask.bit_count() for mask in tracker._free]
+        tracker._profile[2:, :size] = np.array(amounts[::-1]).T
+        return tracker
+
+    # -- EarliestStartTime ----------------------------------------------
+
+    def earliest_start(self, nb_hosts: int, duration: float,
+                       bandwidth: Mapping[str, float] | None = None,
+                       after: float | None = None, latest: float | None = None) -> Slot | None:
+        """EarliestStartTime (Algorithm 4): the earliest t' >= ``after``
+        (default: the origin) at which the request fits over
+        ``[t', t' + duration)``, with its hosts; ``None`` when it never fits
+        (more hosts than tracked, a need above a limit, infinite reservations
+        blocking forever) or, if ``latest`` is given, not by ``latest``.
+
+        Algorithm 4 alternates between the node and the bandwidth tracker
+        until both agree; one vectorised pass intersecting the segments where
+        the count and every named bandwidth fit lists the same candidates,
+        which are then checked on the actual hosts.
+        """
+        _check_duration(duration)
+        checks = self._checks(bandwidth)
+        if nb_hosts > len(self.hosts) or any(cap < 0 for _, cap in checks):
+            return None
+        t = self.origin if after is None else max(float(after), self.origin)
+        times = self._times
+        first = bisect_right(times, t) - 1
+        stop = len(times) if latest is None else bisect_left(times, latest + duration, first)
+        profile = self._profile
+        fits = profile[1, first:stop] >= nb_hosts
+        for row, cap in checks:
+            fits &= profile[row, first:stop] <= cap
+        segment_start = profile[0, first:stop + 1]
+        blocked = np.flatnonzero(~fits)
+        # Runs of fitting segments: each begins after a blocked segment (the
+        # first at t) and lasts until the next blocked one (the last until
+        # the end of the scanned range).
+        run_first = np.concatenate(([0], blocked + 1))
+        run_start = segment_start[run_first]
+        run_start[0] = t
+        run_end = np.append(segment_start[blocked], segment_start[-1])
+        with np.errstate(invalid="ignore"):  # inf - inf for an empty run at the end
+            long_enough = np.flatnonzero(run_end - run_start >= duration)
+        for run in long_enough.tolist():
+            end_of_run = run_end[run]
+            k = first + int(run_first[run])
+            start = t if run == 0 else times[k]
+            while start + duration <= end_of_run:
+                if latest is not None and start > latest:
+                    return None
+                free = self._free_over(k, start + duration)
+                if free.bit_count() >= nb_hosts:
+                    return self._slot(start, _lowest(free, nb_hosts))
+                k += 1
+                if k == len(times):
+                    break
+                start = times[k]
+        return None
+
+    # -- ReserveResources -----------------------------------------------
+
+    def reserve(self, key: Hashable, slot: Slot, duration: float,
+                bandwidth: Mapping[str, float] | None = None) -> None:
+        """ReserveResources (Algorithm 3): book ``slot.hosts`` and the
+        ``bandwidth`` amounts over ``[slot.start, slot.start + duration)``.
+
+        Raises ``OverAllocation`` if a host is already booked or a named limit
+        would be exceeded at some instant of the window.
+        """
+        _check_duration(duration)
+        if key in self._records:
+            raise KeyError(f"reservation {key!r} already exists")
+        bandwidth = dict(bandwidth or {})
+        amounts = self._amounts(bandwidth)
+        mask = slot._mask if slot._tracker is self else self._mask(slot.hosts)
+        start = max(slot.start, self.origin)
+        end = start + duration
+        self._check_fits(key, start, end, mask, bandwidth)
+        first, stop = self._split(start), self._split(end)
+        free = self._free
+        for k in range(first, stop):
+            free[k] &= ~mask
+        self._profile[1, first:stop] -= mask.bit_count()
+        if bandwidth:
+            self._profile[2:, first:stop] += amounts[:, None]
+        self._records[key] = _Record(start, end, mask, bandwidth)
+
+    def release(self, key: Hashable, at: float) -> None:
+        """The job behind ``key`` ended (or will end) at ``at``: free what it
+        holds from then on. Releasing at or before its start removes it."""
+        record = self._records[key]
+        at = max(float(at), self.origin)
+        if at >= record.end:
+            return
+        if at <= record.start:
+            self.cancel(key)
+            return
+        self._give_back(record, at)
+        record.end = at
+
+    def cancel(self, key: Hashable) -> None:
+        """Remove the reservation of ``key`` (e.g. a queued job withdrawn)."""
+        record = self._records.pop(key)
+        self._give_back(record, record.start)
+
+    # -- inspection ------------------------------------------------------
+
+    def free_hosts(self, start: float, duration: float) -> ProcSet:
+        """Hosts free over the whole window ``[start, start + duration)``."""
+        _check_duration(duration)
+        start = max(float(start), self.origin)
+        return self._procset(self._free_over(self._segment(start), start + duration))
+
+    def free_host_count(self, at: float) -> int:
+        return self._free[self._segment(at)].bit_count()
+
+    def bandwidth_in_use(self, name: str, at: float) -> float:
+        """Amount of resource ``name`` reserved at instant ``at``."""
+        return float(self._profile[self._row_of[name], self._segment(at)])
+
+    def reservation(self, key: Hashable) -> Reservation:
+        record = self._records[key]
+        return Reservation(key, record.start, record.end,
+                           self._procset(record.mask), dict(record.bandwidth))
+
+    def reservations(self) -> dict[Hashable, Reservation]:
+        return {key: self.reservation(key) for key in self._records}
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._records
+
+    # -- internals -------------------------------------------------------
+
+    def _segment(self, at: float) -> int:
+        return max(bisect_right(self._times, at) - 1, 0)
+
+    def _free_over(self, first: int, end: float) -> int:
+        """Hosts free in every segment from ``first`` up to time ``end``."""
+        free = self._all
+        for k in range(first, bisect_left(self._times, end, first + 1)):
+            free &= self._free[k]
+        return free
+
+    def _check_fits(self, key, start, end, mask, bandwidth) -> None:
+        taken = mask & ~self._free_over(self._segment(start), end)
+        if taken:
+            holders = sorted(repr(other) for other, record in self._records.items()
+                             if record.start < end and record.end > start and record.mask & taken)
+            raise OverAllocation(f"cannot reserve {key!r} over [{start}, {end}): hosts "
+                                 f"{self._procset(taken)} already reserved by {', '.join(holders)}")
+        first, stop = self._segment(start), bisect_left(self._times, end)
+        for row, cap in self._checks(bandwidth):
+            peak = self._profile[row, first:stop].max()
+            if peak > cap:
+                name = list(self._row_of)[row - 2]
+                raise OverAllocation(
+                    f"cannot reserve {key!r} over [{start}, {end}): {name} would reach "
+                    f"{peak + bandwidth[name]} > limit {self.bandwidth_limits[name]}")
+
+    def _give_back(self, record: _Record, at: float) -> None:
+        first, stop = self._split(at), self._split(record.end)
+        for k in range(first, stop):
+            self._free[k] |= record.mask
+        self._profile[1, first:stop] += record.mask.bit_count()
+        if record.bandwidth:
+            self._profile[2:, first:stop] -= self._amounts(record.bandwidth)[:, None]
+
+    def _checks(self, bandwidth: Mapping[str, float] | None) -> list:
+        """(profile row, highest reserved level that still fits) per named resource."""
+        if not bandwidth:
+            return []
+        self._amounts(bandwidth)
+        return [(self._row_of[name], self._caps[self._row_of[name] - 2] - need)
+                for name, need in bandwidth.items()]
+
+    def _amounts(self, bandwidth: Mapping[str, float]) -> np.ndarray:
+        amounts = np.zeros(len(self._row_of))
+        for name, need in bandwidth.items():
+            if name not in self._row_of:
+                raise KeyError(f"unknown bandwidth resource {name!r}; known: {sorted(self._row_of)}")
+            if not need >= 0:
+                raise ValueError(f"bandwidth need for {name!r} must be >= 0, got {need!r}")
+            amounts[self._row_of[name] - 2] = need
+        return amounts
+
+    def _split(self, t: float) -> int:
+        """Index of the segment starting at ``t``, inserting a breakpoint if
+        needed; ``t = inf`` gives one past the last segment."""
+        times = self._times
+        index = bisect_left(times, t)
+        if t == math.inf or (index < len(times) and times[index] == t):
+            return index
+        size = len(times)
+        self._grow(size + 2)
+        profile = self._profile
+        profile[:, index + 1:size + 2] = profile[:, index:size + 1]
+        profile[1:, index] = profile[1:, index - 1]
+        profile[0, index] = t
+        times.insert(index, t)
+        self._free.insert(index, self._free[index - 1])
+        return index
+
+    def _grow(self, columns: int) -> None:
+        capacity = self._profile.shape[1]
+        if columns > capacity:
+            grown = np.zeros((len(self._profile), max(columns, 2 * capacity)))
+            grown[:, :capacity] = self._profile
+            self._profile = grown
+
+    def _slot(self, start: float, mask: int) -> Slot:
+        slot = Slot.__new__(Slot)
+        slot.start, slot._hosts, slot._tracker, slot._mask = float(start), None, self, mask
+        return slot
+
+    def _mask(self, hosts: ProcSet) -> int:
+        hosts = ProcSet(hosts)
+        if not hosts.issubset(self.hosts):
+            raise ValueError(f"hosts {hosts - self.hosts} are not tracked (tracked: {self.hosts})")
+        mask = 0
+        # ProcSet intervals are maximal, so each interval of a subset lies in
+        # one tracked interval, where host ids and bit indices run together.
+        for interval in hosts.intervals():
+            block = bisect_right(self._intervals, (interval.inf, math.inf)) - 1
+            index = self._first_index[block] + interval.inf - self._intervals[block][0]
+            mask |= ((1 << len(interval)) - 1) << index
+        return mask
+
+    def _procset(self, mask: int) -> ProcSet:
+        runs = []
+        for block, (inf, sup) in enumerate(self._intervals):
+            bits = (mask >> self._first_index[block]) & ((1 << (sup - inf + 1)) - 1)
+            while bits:
+                low = (bits & -bits).bit_length() - 1
+                length = (~(bits >> low) & ((bits >> low) + 1)).bit_length() - 1
+                runs.append((inf + low, inf + low + length - 1))
+                bits &= ~(((1 << length) - 1) << low)
+        return ProcSet(*runs)
+
+
+def _lowest(mask: int, count: int) -> int:
+    """The ``count`` lowest set bits of ``mask`` (which has at least that many)."""
+    # Free hosts mostly come in blocks: try the block at the lowest bit first.
+    low = (mask & -mask).bit_length() - 1 + count
+    if (mask & ((1 << low) - 1)).bit_count() == count:
+        return mask & ((1 << low) - 1)
+    high = mask.bit_length()
+    while low < high:  # smallest width whose prefix holds `count` bits
+        middle = (low + high) // 2
+        if (mask & ((1 << middle) - 1)).bit_count() >= count:
+            high = middle
+        else:
+            low = middle + 1
+    return mask & ((1 << low) - 1)
+
+
+def _check_duration(duration: float) -> None:
+    if not duration > 0:
+        raise ValueError(f"duration must be > 0 (math.inf for no walltime), got {duration!r}")

@@ -1,0 +1,61 @@
+"""Shared helpers: run a small simulation and read what it wrote."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from batio.engine.run import RunSpec, simulate
+
+TESTS = Path(__file__).parent
+DATA = TESTS / "data"
+SCRIPTED = TESTS / "schedulers" / "scripted.py"
+CLUSTER512 = DATA / "cluster512_pfs.xml"
+TINY = DATA / "tiny.xml"
+
+
+def workload(jobs, profiles, nb_res=16):
+    return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles}
+
+
+class Run:
+    def __init__(self, prefix, log):
+        self.prefix = prefix
+        self.log_path = log
+
+    @property
+    def jobs(self):
+        return pd.read_csv(f"{self.prefix}_jobs.csv", keep_default_na=False).set_index("job_id", drop=False)
+
+    def csv(self, suffix):
+        return pd.read_csv(f"{self.prefix}_{suffix}.csv")
+
+    def text(self, suffix):
+        return Path(f"{self.prefix}_{suffix}.csv").read_text()
+
+    @property
+    def log(self):
+        if not Path(self.log_path).exists():
+            return []
+        return [json.loads(line) for line in Path(self.log_path).read_text().splitlines()]
+
+
+@pytest.fixture
+def simulate_workload(tmp_path):
+    """simulate_workload(workload dict, platform=..., scheduler=..., options=..., **spec fields) -> Run"""
+    counter = iter(range(1000))
+
+    def run(work, platform=CLUSTER512, scheduler=SCRIPTED, options=None, name=None, **spec):
+        name = name or f"run{next(counter)}"
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(work))
+        log = tmp_path / f"{name}.log"
+        options = dict(options or {})
+        if scheduler == SCRIPTED:
+            options.setdefault("log", str(log))
+        prefix = tmp_path / name / "out"
+        simulate(RunSpec(str(platform), [str(path)], str(scheduler), str(prefix), options=options, **spec))
+        return Run(prefix, log)
+
+    return run
