@@ -75,12 +75,16 @@ class Slot:
     only when asked: most planned reservations never need one.
     """
 
-    __slots__ = ("start", "_hosts", "_tracker", "_mask")
+    __slots__ = ("_start", "_hosts", "_tracker", "_mask", "_query")
 
     def __init__(self, start: float, hosts: ProcSet):
-        self.start = float(start)
+        self._start = float(start)
         self._hosts = ProcSet(hosts)
         self._tracker = None
+
+    @property
+    def start(self) -> float:
+        return self._start
 
     @property
     def hosts(self) -> ProcSet:
@@ -146,7 +150,8 @@ class ReservationTracker:
         self._intervals = [(interval.inf, interval.sup) for interval in self.hosts.intervals()]
         self._first_index = np.cumsum([0] + [sup - inf + 1 for inf, sup in self._intervals]).tolist()
         self._all = (1 << len(self.hosts)) - 1
-        self._row_of = {name: 2 + i for i, name in enumerate(self.bandwidth_limits)}
+        self._names = list(self.bandwidth_limits)
+        self._row_of = {name: 2 + i for i, name in enumerate(self._names)}
         limits = np.array(list(self.bandwidth_limits.values()), dtype=float)
         self._caps = (limits + _TOLERANCE * np.maximum(1.0, np.abs(limits))).tolist()
         self._times = [self.origin]
@@ -157,6 +162,7 @@ class ReservationTracker:
         self._profile[:2, 0] = self.origin, len(self.hosts)
         self._profile[0, 1] = math.inf
         self._records: dict[Hashable, _Record] = {}
+        self._version = 0  # bumped by every change, to trust fresh slots
 
     # -- InitializeReservationTracker -----------------------------------
 
@@ -223,39 +229,50 @@ class ReservationTracker:
         if nb_hosts > len(self.hosts) or any(cap < 0 for _, cap in checks):
             return None
         t = self.origin if after is None else max(float(after), self.origin)
+        first = bisect_right(self._times, t) - 1
+        query = (self._version, duration, checks)
+        # Most calls of a round are settled at t itself (a job starts now or,
+        # past BackfillMax, cannot): spare them the vectorised pass.
+        free = self._free_over(first, t + duration)
+        if free.bit_count() >= nb_hosts and self._bandwidth_fits(first, t + duration, checks):
+            return self._slot(t, _lowest(free, nb_hosts), query)
+        if latest is not None and latest <= t:
+            return None
+        for k, start in self._candidates(first, t, nb_hosts, duration, checks, latest):
+            free = self._free_over(k, start + duration)
+            if free.bit_count() >= nb_hosts:
+                return self._slot(start, _lowest(free, nb_hosts), query)
+        return None
+
+    def _candidates(self, first, t, nb_hosts, duration, checks, latest):
+        """Starts after ``t`` (by ``latest``), in time order, of the windows
+        where the free-host count and every checked bandwidth fit; yields
+        (segment index, start time)."""
         times = self._times
-        first = bisect_right(times, t) - 1
         stop = len(times) if latest is None else bisect_left(times, latest + duration, first)
         profile = self._profile
         fits = profile[1, first:stop] >= nb_hosts
         for row, cap in checks:
             fits &= profile[row, first:stop] <= cap
         segment_start = profile[0, first:stop + 1]
-        blocked = np.flatnonzero(~fits)
+        blocked = (~fits).nonzero()[0]
         # Runs of fitting segments: each begins after a blocked segment (the
         # first at t) and lasts until the next blocked one (the last until
         # the end of the scanned range).
         run_first = np.concatenate(([0], blocked + 1))
         run_start = segment_start[run_first]
         run_start[0] = t
-        run_end = np.append(segment_start[blocked], segment_start[-1])
+        run_end = np.concatenate((segment_start[blocked], segment_start[-1:]))
         with np.errstate(invalid="ignore"):  # inf - inf for an empty run at the end
-            long_enough = np.flatnonzero(run_end - run_start >= duration)
+            long_enough = (run_end - run_start >= duration).nonzero()[0]
         for run in long_enough.tolist():
-            end_of_run = run_end[run]
-            k = first + int(run_first[run])
-            start = t if run == 0 else times[k]
-            while start + duration <= end_of_run:
-                if latest is not None and start > latest:
-                    return None
-                free = self._free_over(k, start + duration)
-                if free.bit_count() >= nb_hosts:
-                    return self._slot(start, _lowest(free, nb_hosts))
+            end_of_run = float(run_end[run])
+            k = first + int(run_first[run]) + (run == 0)  # t itself is settled
+            while k < len(times) and times[k] + duration <= end_of_run:
+                if latest is not None and times[k] > latest:
+                    return
+                yield k, times[k]
                 k += 1
-                if k == len(times):
-                    break
-                start = times[k]
-        return None
 
     # -- ReserveResources -----------------------------------------------
 
@@ -265,25 +282,33 @@ class ReservationTracker:
         ``bandwidth`` amounts over ``[slot.start, slot.start + duration)``.
 
         Raises ``OverAllocation`` if a host is already booked or a named limit
-        would be exceeded at some instant of the window.
+        would be exceeded at some instant of the window; a slot that
+        ``earliest_start`` just returned for the same duration and bandwidth,
+        with no change since, fits by construction and is not checked again.
         """
         _check_duration(duration)
         if key in self._records:
             raise KeyError(f"reservation {key!r} already exists")
         bandwidth = dict(bandwidth or {})
-        amounts = self._amounts(bandwidth)
-        mask = slot._mask if slot._tracker is self else self._mask(slot.hosts)
+        checks = self._checks(bandwidth)
         start = max(slot.start, self.origin)
         end = start + duration
-        self._check_fits(key, start, end, mask, bandwidth)
+        if slot._tracker is self:
+            mask = slot._mask
+            if slot._query != (self._version, duration, checks):
+                self._check_fits(key, start, end, mask, bandwidth)
+        else:
+            mask = self._mask(slot.hosts)
+            self._check_fits(key, start, end, mask, bandwidth)
         first, stop = self._split(start), self._split(end)
         free = self._free
         for k in range(first, stop):
             free[k] &= ~mask
         self._profile[1, first:stop] -= mask.bit_count()
-        if bandwidth:
-            self._profile[2:, first:stop] += amounts[:, None]
+        for row, _ in checks:
+            self._profile[row, first:stop] += bandwidth[self._name_of(row)]
         self._records[key] = _Record(start, end, mask, bandwidth)
+        self._version += 1
 
     def release(self, key: Hashable, at: float) -> None:
         """The job behind ``key`` ended (or will end) at ``at``: free what it
@@ -297,11 +322,13 @@ class ReservationTracker:
             return
         self._give_back(record, at)
         record.end = at
+        self._version += 1
 
     def cancel(self, key: Hashable) -> None:
         """Remove the reservation of ``key`` (e.g. a queued job withdrawn)."""
         record = self._records.pop(key)
         self._give_back(record, record.start)
+        self._version += 1
 
     # -- inspection ------------------------------------------------------
 
@@ -341,6 +368,10 @@ class ReservationTracker:
             free &= self._free[k]
         return free
 
+    def _bandwidth_fits(self, first: int, end: float, checks: list) -> bool:
+        stop = bisect_left(self._times, end, first + 1)
+        return all(self._profile[row, first:stop].max() <= cap for row, cap in checks)
+
     def _check_fits(self, key, start, end, mask, bandwidth) -> None:
         taken = mask & ~self._free_over(self._segment(start), end)
         if taken:
@@ -352,7 +383,7 @@ class ReservationTracker:
         for row, cap in self._checks(bandwidth):
             peak = self._profile[row, first:stop].max()
             if peak > cap:
-                name = list(self._row_of)[row - 2]
+                name = self._name_of(row)
                 raise OverAllocation(
                     f"cannot reserve {key!r} over [{start}, {end}): {name} would reach "
                     f"{peak + bandwidth[name]} > limit {self.bandwidth_limits[name]}")
@@ -362,25 +393,28 @@ class ReservationTracker:
         for k in range(first, stop):
             self._free[k] |= record.mask
         self._profile[1, first:stop] += record.mask.bit_count()
-        if record.bandwidth:
-            self._profile[2:, first:stop] -= self._amounts(record.bandwidth)[:, None]
+        for name, amount in record.bandwidth.items():
+            self._profile[self._row_of[name], first:stop] -= amount
 
     def _checks(self, bandwidth: Mapping[str, float] | None) -> list:
         """(profile row, highest reserved level that still fits) per named resource."""
         if not bandwidth:
             return []
-        self._amounts(bandwidth)
-        return [(self._row_of[name], self._caps[self._row_of[name] - 2] - need)
-                for name, need in bandwidth.items()]
-
-    def _amounts(self, bandwidth: Mapping[str, float]) -> np.ndarray:
-        amounts = np.zeros(len(self._row_of))
         for name, need in bandwidth.items():
             if name not in self._row_of:
                 raise KeyError(f"unknown bandwidth resource {name!r}; known: {sorted(self._row_of)}")
             if not need >= 0:
                 raise ValueError(f"bandwidth need for {name!r} must be >= 0, got {need!r}")
-            amounts[self._row_of[name] - 2] = need
+        return [(self._row_of[name], self._caps[self._row_of[name] - 2] - need)
+                for name, need in bandwidth.items()]
+
+    def _name_of(self, row: int) -> str:
+        return self._names[row - 2]
+
+    def _amounts(self, bandwidth: Mapping[str, float]) -> np.ndarray:
+        amounts = np.zeros(len(self._names))
+        for row, _ in self._checks(bandwidth):
+            amounts[row - 2] = bandwidth[self._name_of(row)]
         return amounts
 
     def _split(self, t: float) -> int:
@@ -407,9 +441,10 @@ class ReservationTracker:
             grown[:, :capacity] = self._profile
             self._profile = grown
 
-    def _slot(self, start: float, mask: int) -> Slot:
+    def _slot(self, start: float, mask: int, query: tuple) -> Slot:
         slot = Slot.__new__(Slot)
-        slot.start, slot._hosts, slot._tracker, slot._mask = float(start), None, self, mask
+        slot._start, slot._hosts, slot._tracker, slot._mask = float(start), None, self, mask
+        slot._query = query
         return slot
 
     def _mask(self, hosts: ProcSet) -> int:

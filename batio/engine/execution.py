@@ -170,8 +170,9 @@ class JobExecution:
             matrix = [0.0 if i == j else com for i in range(n) for j in range(n)] if com > 0 else []
             return hosts, [cpu] * n, matrix, []
         if kind == "parallel_homogeneous_pfs":
-            storage_name, storage = self._storage_host(profile.get("storage", "pfs"), True)
-            read, write = float(profile["bytes_to_read"]), float(profile["bytes_to_write"])
+            label = profile.get("storage", profile.get("host", "pfs"))
+            storage_name, storage = self._storage_host(label, True)
+            read, write = float(profile.get("bytes_to_read", 0)), float(profile.get("bytes_to_write", 0))
             size = n + 1
             matrix = []
             if read > 0 or write > 0:

@@ -90,7 +90,6 @@ class _SchedulerProcess:
         return self.process.poll() is None
 
     def log_tail(self, lines=15):
-        self._log.flush()
         with open(self.log_path) as stream:
             return "".join(stream.readlines()[-lines:])
 
@@ -117,7 +116,10 @@ def run_here(spec: RunSpec, on_progress=None):
     prefix.parent.mkdir(parents=True, exist_ok=True)
 
     engine = simgrid.Engine(["batio", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
-    engine.load_platform(str(spec.platform))
+    try:
+        engine.load_platform(str(spec.platform))
+    except Exception as error:  # SimGrid's parser raises RuntimeError with the line
+        raise InputError(spec.platform, f"SimGrid cannot load this platform: {error}") from None
     platform = classify(spec.platform, [h.name for h in engine.all_hosts], spec.roles, spec.master_host)
     for workload in workloads:
         for job in workload.jobs:

@@ -1,0 +1,33 @@
+"""In-process and socket modes give identical output files."""
+
+import pytest
+
+from conftest import workload
+
+PROFILES = {
+    "c": {"type": "parallel_homogeneous", "cpu": 2e10, "com": 1e7},
+    "w": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 3e7},
+    "cw": {"type": "composed", "seq": ["c", "w"], "repeat": 3},
+    "d": {"type": "delay", "delay": 30},
+}
+
+
+def test_inprocess_and_socket_outputs_are_identical(simulate_workload):
+    jobs = [{"id": i, "subtime": 2 * i, "walltime": 200 if i != 3 else 50, "res": 1 + i % 3,
+             "profile": "cw" if i % 2 else "d"} for i in range(8)]
+    plan = {}
+    next_host = 0
+    for job in jobs:
+        plan[f"w0!{job['id']}"] = {"alloc": f"{next_host}-{next_host + job['res'] - 1}", "at": job["subtime"] + 1}
+        next_host += job["res"]
+    options = {"execute": plan, "kill": {"w0!5": 60.5}, "call_me_later": [7.25]}
+    runs = {mode: simulate_workload(workload(jobs, PROFILES, 512), options=options, mode=mode, name=mode)
+            for mode in ("inprocess", "socket")}
+    for suffix in ("jobs", "machine_states", "io"):
+        assert runs["inprocess"].text(suffix) == runs["socket"].text(suffix), suffix
+    schedules = {mode: run.csv("schedule").drop(columns=["scheduling_time", "simulation_time"])
+                 for mode, run in runs.items()}
+    assert schedules["inprocess"].equals(schedules["socket"])
+    states = set(runs["inprocess"].jobs["final_state"])
+    assert states == {"COMPLETED_SUCCESSFULLY", "COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED"}
+    assert [e["event"] for e in runs["inprocess"].log] == [e["event"] for e in runs["socket"].log]
