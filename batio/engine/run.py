@@ -8,6 +8,7 @@ drives the pybatsim scheduler object directly, ``socket`` runs it as
 ``pybatsim FILE`` behind a ZeroMQ socket.
 """
 
+import contextlib
 from dataclasses import asdict, dataclass, field
 import hashlib
 import json
@@ -193,7 +194,14 @@ def _child(spec, connection):
     def report(sim):
         connection.send(("progress", (sim.now(), sim.nb_completed, len(sim.records))))
     try:
-        connection.send(("done", run_here(spec, report)))
+        Path(spec.out_prefix).parent.mkdir(parents=True, exist_ok=True)
+        # In-process, what the scheduler prints goes to its log, as the
+        # scheduler process's does in socket mode.
+        log_name = "scheduler" if spec.mode == "inprocess" else "engine"
+        with open(f"{spec.out_prefix}_{log_name}.log", "w") as log, \
+                contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            result = run_here(spec, report)
+        connection.send(("done", result))
     except BatioError as error:
         connection.send(("error", (type(error).__name__, str(error), _cause_traceback(error))))
     except Exception as error:  # noqa: BLE001 - an engine bug: report with its traceback

@@ -1,0 +1,45 @@
+"""The same inputs on a real `batsim` binary give the same job times (skipped without one)."""
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from batio.batsim_binary import batsim_command, run_with_batsim
+from batio.engine.run import RunSpec, simulate
+from conftest import CLUSTER512, DATA
+
+needs_batsim = pytest.mark.skipif(shutil.which("batsim") is None, reason="no batsim binary on PATH")
+
+
+def test_batsim_command_line_carries_every_option():
+    spec = RunSpec("p.xml", ["a.json", "b.json"], "s.py", "out/x", forward_profiles=True, dynamic_jobs=True,
+                   acknowledge_dynamic_jobs=True, compute_sharing=True, storage_sharing=False,
+                   master_host="m0", roles={"h1": "storage"})
+    assert batsim_command(spec, "tcp://127.0.0.1:1234") == [
+        "batsim", "-p", "p.xml", "-e", "out/x", "-s", "tcp://127.0.0.1:1234", "-m", "m0",
+        "-w", "a.json", "-w", "b.json", "--forward-profiles-on-submission", "--enable-dynamic-jobs",
+        "--acknowledge-dynamic-jobs", "--enable-compute-sharing", "--disable-storage-sharing",
+        "-r", "h1:storage"]
+
+
+@needs_batsim
+def test_embedded_engine_matches_batsim(tmp_path):
+    from batio.catalog import scheduler_file_and_options
+    scheduler, options = scheduler_file_and_options("easy")
+    workload = str(DATA / "batsim_parity.json")
+    results = {}
+    for engine in ("embedded", "batsim"):
+        prefix = tmp_path / engine / "out"
+        prefix.parent.mkdir()
+        spec = RunSpec(str(CLUSTER512), [workload], str(scheduler), str(prefix), options=options,
+                       mode="socket")
+        if engine == "batsim":
+            run_with_batsim(spec, timeout_s=600)
+        else:
+            simulate(spec)
+        results[engine] = pd.read_csv(f"{prefix}_jobs.csv").set_index("job_id").sort_index()
+    embedded, batsim = results["embedded"], results["batsim"]
+    for column in ("starting_time", "finish_time"):
+        tolerance = (batsim[column].abs() * 1e-3).clip(lower=0.01)
+        assert ((embedded[column] - batsim[column]).abs() <= tolerance).all(), column
