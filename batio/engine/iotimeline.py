@@ -8,6 +8,7 @@ storage host.
 """
 
 import csv
+import math
 
 
 class IoTimeline:
@@ -37,7 +38,8 @@ class IoTimeline:
             for name in self._storage_names:
                 read, write = self._pending[name]
                 rate = (read / span, write / span)
-                if rate != self._last_rate[name]:
+                if not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)
+                           for a, b in zip(rate, self._last_rate[name])):
                     self.rows.append((self._last_time, name, rate[0], rate[1]))
                     self._last_rate[name] = rate
                 self.bytes_read += read

@@ -15,6 +15,7 @@ import json
 import multiprocessing
 import os
 from pathlib import Path
+import resource
 import time
 import traceback
 
@@ -169,7 +170,8 @@ def run_here(spec: RunSpec, on_progress=None):
                                    f"{scheduler_process.log_tail()}")
         raise error
     return {"prefix": str(prefix), "nb_compute": len(platform.compute), "simulated_time": end,
-            "wall_time": elapsed, "bytes_read": io.bytes_read, "bytes_written": io.bytes_written}
+            "wall_time": elapsed, "bytes_read": io.bytes_read, "bytes_written": io.bytes_written,
+            "jobs": len(sim.records), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def _write_run_record(spec, platform, path, sim, elapsed):

@@ -1,0 +1,38 @@
+"""The storage throughput timeline against hand-computed rates."""
+
+import pytest
+
+from batio.metrics import bytes_moved
+from conftest import DATA, TINY, workload
+
+PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1"><zone id="z" routing="Full">
+  <host id="master_host" speed="1Gf"/><host id="n0" speed="1Gf"/><host id="n1" speed="1Gf"/>
+  <host id="pfs" speed="1Gf"><prop id="role" value="storage"/></host>
+  <link id="disk" bandwidth="100MBps" latency="0"/>
+  <route src="n0" dst="pfs"><link_ctn id="disk"/></route>
+  <route src="n1" dst="pfs"><link_ctn id="disk"/></route>
+</zone></platform>
+"""
+
+
+def test_two_writers_share_the_storage_link(tmp_path, simulate_workload):
+    """A writes 1 GB from t=0, B reads 0.5 GB from t=2, through one shared 100 MB/s link (no
+    latency): A alone 0-2 (200 MB), then 50 MB/s each; B's 500 MB end at 12, when A has
+    300 MB left, which take 3 s alone: A ends at 15."""
+    platform = tmp_path / "p.xml"
+    platform.write_text(PLATFORM)
+    profiles = {"wa": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1e9},
+                "rb": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 5e8}}
+    jobs = [{"id": "A", "subtime": 0, "walltime": 100, "res": 1, "profile": "wa"},
+            {"id": "B", "subtime": 2, "walltime": 100, "res": 1, "profile": "rb"}]
+    run = simulate_workload(workload(jobs, profiles, 2), platform=platform,
+                            options={"execute": {"w0!A": {"alloc": "0"}, "w0!B": {"alloc": "1"}}})
+    assert run.jobs.loc["A", "finish_time"] == pytest.approx(15, abs=1e-6)
+    assert run.jobs.loc["B", "finish_time"] == pytest.approx(12, abs=1e-6)
+    io = run.csv("io")
+    assert list(io["time"]) == pytest.approx([0, 2, 12, 15], abs=1e-6)
+    assert list(io["write_bytes_per_s"]) == pytest.approx([1e8, 5e7, 1e8, 0])
+    assert list(io["read_bytes_per_s"]) == pytest.approx([0, 5e7, 0, 0])
+    assert bytes_moved(run.prefix) == pytest.approx(1.5e9)
