@@ -25,11 +25,13 @@ class OptionError(ValueError):
     """An option the scheduler does not accept."""
 
 
-REJECTED = object()
+_REJECTED = object()
 
 
 @dataclass(frozen=True)
 class Option:
+    """One option: its type, its default, and what values are allowed."""
+
     kind: type
     default: Any
     minimum: float | None = None
@@ -40,6 +42,7 @@ class Option:
     help: str = ""
 
     def allowed(self) -> str:
+        """What the option accepts, in words."""
         if self.choices is not None:
             text = "one of " + ", ".join(_show(choice) for choice in self.choices)
         else:
@@ -54,23 +57,23 @@ class Option:
         return text + (f" ({self.help})" if self.help else "")
 
     def convert(self, value: Any) -> Any:
-        """The value to use, or ``REJECTED`` when ``value`` is not allowed."""
+        """The value to use, or ``_REJECTED`` when ``value`` is not allowed."""
         if _hashable(value) and value in self.aliases:
             return self.aliases[value]
         # JSON has one number type and bool is an int in Python: an integer
         # is a valid float, a boolean is never a number.
         if isinstance(value, bool) and self.kind is not bool:
-            return REJECTED
+            return _REJECTED
         if self.kind is float and isinstance(value, int):
             value = float(value)
         if not isinstance(value, self.kind) or value != value:  # NaN compares unequal
-            return REJECTED
+            return _REJECTED
         if self.choices is not None and value not in self.choices:
-            return REJECTED
+            return _REJECTED
         if self.minimum is not None and value < self.minimum:
-            return REJECTED
+            return _REJECTED
         if self.maximum is not None and value > self.maximum:
-            return REJECTED
+            return _REJECTED
         return value
 
 
@@ -92,7 +95,7 @@ def parse_options(scheduler: str, spec: Mapping[str, Option],
             settings[key] = option.default
             continue
         value = option.convert(given[key])
-        if value is REJECTED:
+        if value is _REJECTED:
             raise OptionError(f"{scheduler}: option {key!r} = {_show(given[key])} "
                               f"is not allowed: expected {option.allowed()}")
         settings[key] = value

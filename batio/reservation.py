@@ -29,25 +29,34 @@ Data structure and costs
 A step function over S segments ``[t_k, t_k+1)`` (t_0 = origin): per segment
 the set of free hosts as a Python int bitset (bit i = i-th tracked host), and,
 in one numpy array, the free-host count and the reserved amount of each of
-the B bandwidth resources. H hosts; w = segments a window spans; bitset
-operations cost O(H/64) machine words and are treated as O(1) below.
+the B bandwidth resources. A window spans w segments; bitset operations cost
+O(H/64) machine words for H hosts and count as O(1) below. Measured costs:
+``scripts/bench_sched.py``.
 
-====================  =======================================================
-``from_running``      O(R log R + S) for R running jobs
-``earliest_start``    one vectorised O(S·B) pass keeps the segments where the
-                      counts and bandwidths fit; each candidate start in them
-                      (time order) is then checked exactly on the host
-                      bitsets in O(w + log H). Counts can fit where no fixed
-                      host set does, hence several candidates now and then.
-``reserve``           O(S·B) to insert two breakpoints, O(w) bitset updates
-``release``/``cancel``  same as ``reserve``
-====================  =======================================================
+``from_running``     O(R log R + S) for R running jobs.
+``earliest_start``   O(w) for the window at ``after`` (settles most calls of a
+                     round: a job that starts now, or one that need not look
+                     further); otherwise one vectorised O(S·B) pass lists the
+                     runs of segments where the free-host count and the
+                     bandwidths fit, and candidate starts in them are checked
+                     on the bitsets, O(w) each, in time order. Counts can fit
+                     where no fixed set of hosts does; a failed check tells
+                     which segment fell short, and candidates whose window
+                     still holds it are skipped. A request asked again while
+                     the tracker only gained reservations (a queue of alike
+                     jobs) resumes from its previous answer.
+``reserve``          O(S·B) to insert up to two breakpoints, O(w) to update
+                     the bitsets (plus an O(w·B) check unless the slot comes
+                     fresh from ``earliest_start``).
+``release``,         same as ``reserve``.
+``cancel``
 """
 from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Hashable, Iterable, Mapping
 
 import numpy as np
@@ -61,7 +70,7 @@ completion (which triggers a new round) is imminent: holding its hosts a
 little longer only keeps them out of "now"; the next round replans anyway.
 """
 
-_TOLERANCE = 1e-9
+_TOLERANCE = 1e-9  # relative: sums of float amounts may overshoot an exact fill
 
 
 class OverAllocation(ValueError):
@@ -69,17 +78,18 @@ class OverAllocation(ValueError):
 
 
 class Slot:
-    """Where and when to run: a start time and the hosts.
+    """Where and when to run: a start time and the hosts (a ProcSet or host
+    ids); unpacks as ``start, hosts = slot``.
 
-    Slots returned by ``earliest_start`` build their ``hosts`` ``ProcSet``
-    only when asked: most planned reservations never need one.
+    Slots returned by ``earliest_start`` build their ``hosts`` ProcSet only
+    when asked: most planned reservations never need one.
     """
 
     __slots__ = ("_start", "_hosts", "_tracker", "_mask", "_query")
 
     def __init__(self, start: float, hosts: ProcSet):
         self._start = float(start)
-        self._hosts = ProcSet(hosts)
+        self._hosts = _as_procset(hosts)
         self._tracker = None
 
     @property
@@ -89,8 +99,11 @@ class Slot:
     @property
     def hosts(self) -> ProcSet:
         if self._hosts is None:
-            self._hosts = self._tracker._procset(self._mask)
+            self._hosts = self._tracker._hosts_of(self._mask)
         return self._hosts
+
+    def __iter__(self):
+        return iter((self.start, self.hosts))
 
     def __repr__(self):
         return f"Slot(start={self.start!r}, hosts={self.hosts})"
@@ -98,6 +111,8 @@ class Slot:
 
 @dataclass(frozen=True)
 class Reservation:
+    """What ``key`` holds over ``[start, end)``, as seen from the origin."""
+
     key: Hashable
     start: float
     end: float
@@ -133,7 +148,7 @@ class RunningJob:
         return float(next((end for end in bounds if end > now), now + OVERRUN_GRACE))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Record:
     start: float
     end: float
@@ -142,27 +157,35 @@ class _Record:
 
 
 class ReservationTracker:
+    """Hosts ``hosts`` and the resources of ``bandwidth_limits`` ({name:
+    limit}) over ``[origin, inf)``; reservations are keyed by any hashable
+    (batio uses job ids). See the module docstring for semantics and costs."""
+
     def __init__(self, hosts: ProcSet, bandwidth_limits: Mapping[str, float] | None = None,
                  origin: float = 0.0):
-        self.hosts = ProcSet(hosts)
+        self.hosts = _as_procset(hosts)
         self.origin = float(origin)
         self.bandwidth_limits = dict(bandwidth_limits or {})
         self._intervals = [(interval.inf, interval.sup) for interval in self.hosts.intervals()]
-        self._first_index = np.cumsum([0] + [sup - inf + 1 for inf, sup in self._intervals]).tolist()
-        self._all = (1 << len(self.hosts)) - 1
+        self._first_index = list(accumulate((sup - inf + 1 for inf, sup in self._intervals), initial=0))
+        self.nb_hosts = len(self.hosts)
+        self._all = (1 << self.nb_hosts) - 1
         self._names = list(self.bandwidth_limits)
         self._row_of = {name: 2 + i for i, name in enumerate(self._names)}
-        limits = np.array(list(self.bandwidth_limits.values()), dtype=float)
-        self._caps = (limits + _TOLERANCE * np.maximum(1.0, np.abs(limits))).tolist()
+        self._caps = [limit + _TOLERANCE * max(1.0, abs(limit))
+                      for limit in self.bandwidth_limits.values()]
         self._times = [self.origin]
         self._free = [self._all]
         # Rows: segment start times, free-host counts, one row per bandwidth
         # resource. Column len(self._times) holds time = inf as a sentinel.
-        self._profile = np.zeros((2 + len(limits), 64))
-        self._profile[:2, 0] = self.origin, len(self.hosts)
+        self._profile = np.zeros((2 + len(self._names), 64))
+        self._profile[:2, 0] = self.origin, self.nb_hosts
         self._profile[0, 1] = math.inf
         self._records: dict[Hashable, _Record] = {}
         self._version = 0  # bumped by every change, to trust fresh slots
+        # Earliest start found per request while the tracker only gained
+        # reservations: the same request cannot start earlier any more.
+        self._found: dict[tuple, float] = {}
 
     # -- InitializeReservationTracker -----------------------------------
 
@@ -184,28 +207,30 @@ class ReservationTracker:
             mask = tracker._mask(job.hosts)
             if held & mask:
                 raise OverAllocation(f"running job {job.key!r} and another running job both "
-                                     f"hold hosts {tracker._procset(held & mask)}")
+                                     f"hold hosts {tracker._hosts_of(held & mask)}")
             held |= mask
+            tracker._checks(job.bandwidth)  # validates the names and needs
             tracker._records[job.key] = _Record(
                 tracker.origin, job.held_until(now), mask, dict(job.bandwidth))
         records = sorted(tracker._records.values(), key=lambda record: record.end)
         times = [now] + sorted({record.end for record in records} - {math.inf})
         free, amounts = [], []
-        busy, in_use, ending = 0, np.zeros(len(tracker._row_of)), len(records)
+        busy, in_use, ending = 0, [0.0] * len(tracker._names), len(records)
         # Sweep segments from the last: a job holds segment k iff it ends after t_k.
         for t in reversed(times):
             while ending and records[ending - 1].end > t:
                 ending -= 1
                 busy |= records[ending].mask
-                in_use = in_use + tracker._amounts(records[ending].bandwidth)
+                for name, amount in records[ending].bandwidth.items():
+                    in_use[tracker._row_of[name] - 2] += amount
             free.append(tracker._all & ~busy)
-            amounts.append(in_use)
+            amounts.append(list(in_use))
         tracker._times, tracker._free = times, free[::-1]
         size = len(times)
         tracker._grow(size + 1)
         tracker._profile[0, :size + 1] = times + [math.inf]
         tracker._profile[1, :size] = [mask.bit_count() for mask in tracker._free]
-        tracker._profile[2:, :size] = np.array(amounts[::-1]).T
+        tracker._profile[2:, :size] = np.array(amounts[::-1]).reshape(size, -1).T
         return tracker
 
     # -- EarliestStartTime ----------------------------------------------
@@ -226,53 +251,64 @@ class ReservationTracker:
         """
         _check_duration(duration)
         checks = self._checks(bandwidth)
-        if nb_hosts > len(self.hosts) or any(cap < 0 for _, cap in checks):
+        if nb_hosts > self.nb_hosts or (checks and min(cap for _, cap in checks) < 0):
             return None
         t = self.origin if after is None else max(float(after), self.origin)
+        if latest is not None and latest < t:
+            return None
+        needs = tuple(bandwidth.items()) if bandwidth else ()
+        request = (nb_hosts, duration, needs, t)
+        t = self._found.get(request, t)
+        if latest is not None and latest < t:
+            return None
         first = bisect_right(self._times, t) - 1
-        query = (self._version, duration, checks)
+        query = (self._version, duration, needs)
         # Most calls of a round are settled at t itself (a job starts now or,
         # past BackfillMax, cannot): spare them the vectorised pass.
-        free = self._free_over(first, t + duration)
-        if free.bit_count() >= nb_hosts and self._bandwidth_fits(first, t + duration, checks):
-            return self._slot(t, _lowest(free, nb_hosts), query)
+        free, blocking = self._window(first, t + duration, nb_hosts)
+        if blocking is None and self._bandwidth_fits(first, t + duration, checks):
+            return self._slot(t, _lowest(free, nb_hosts), query, request)
         if latest is not None and latest <= t:
             return None
-        for k, start in self._candidates(first, t, nb_hosts, duration, checks, latest):
-            free = self._free_over(k, start + duration)
-            if free.bit_count() >= nb_hosts:
-                return self._slot(start, _lowest(free, nb_hosts), query)
+        times = self._times
+        skip_to = first + 1 if blocking is None else blocking + 1
+        for k, end_of_run in self._runs(first, nb_hosts, duration, checks, latest):
+            k = max(k, skip_to)
+            while k < len(times) and times[k] + duration <= end_of_run:
+                if latest is not None and times[k] > latest:
+                    return None
+                free, blocking = self._window(k, times[k] + duration, nb_hosts)
+                if blocking is None:
+                    return self._slot(times[k], _lowest(free, nb_hosts), query, request)
+                k = skip_to = blocking + 1
         return None
 
-    def _candidates(self, first, t, nb_hosts, duration, checks, latest):
-        """Starts after ``t`` (by ``latest``), in time order, of the windows
-        where the free-host count and every checked bandwidth fit; yields
-        (segment index, start time)."""
+    def _runs(self, first, nb_hosts, duration, checks, latest):
+        """(first candidate segment, end time), in time order, of the runs of
+        segments after segment ``first`` (whose start was settled; up to
+        ``latest``) where the free-host count and every checked bandwidth
+        fit, skipping runs too short for ``duration``."""
         times = self._times
         stop = len(times) if latest is None else bisect_left(times, latest + duration, first)
         profile = self._profile
-        fits = profile[1, first:stop] >= nb_hosts
+        blocked = profile[1, first:stop] < nb_hosts
         for row, cap in checks:
-            fits &= profile[row, first:stop] <= cap
-        segment_start = profile[0, first:stop + 1]
-        blocked = (~fits).nonzero()[0]
-        # Runs of fitting segments: each begins after a blocked segment (the
-        # first at t) and lasts until the next blocked one (the last until
-        # the end of the scanned range).
-        run_first = np.concatenate(([0], blocked + 1))
-        run_start = segment_start[run_first]
-        run_start[0] = t
-        run_end = np.concatenate((segment_start[blocked], segment_start[-1:]))
-        with np.errstate(invalid="ignore"):  # inf - inf for an empty run at the end
-            long_enough = (run_end - run_start >= duration).nonzero()[0]
-        for run in long_enough.tolist():
-            end_of_run = float(run_end[run])
-            k = first + int(run_first[run]) + (run == 0)  # t itself is settled
-            while k < len(times) and times[k] + duration <= end_of_run:
-                if latest is not None and times[k] > latest:
-                    return
-                yield k, times[k]
-                k += 1
+            blocked |= profile[row, first:stop] > cap
+        blocked = blocked.nonzero()[0]
+        # Runs go from segment `first` to the first blocked segment, from the
+        # end of each blocked segment to the start of the next, and from the
+        # end of the last one to the end of the range.
+        range_end = profile[0, stop]
+        if not len(blocked):
+            yield first + 1, range_end
+            return
+        blocked_start = profile[0, first:stop][blocked]
+        blocked_end = profile[0, first + 1:stop + 1][blocked]
+        yield first + 1, blocked_start[0]
+        # Same float expression as the windows' ends, so both agree.
+        for i in (blocked_end[:-1] + duration <= blocked_start[1:]).nonzero()[0].tolist():
+            yield first + int(blocked[i]) + 1, blocked_start[i + 1]
+        yield first + int(blocked[-1]) + 1, range_end
 
     # -- ReserveResources -----------------------------------------------
 
@@ -286,27 +322,24 @@ class ReservationTracker:
         ``earliest_start`` just returned for the same duration and bandwidth,
         with no change since, fits by construction and is not checked again.
         """
-        _check_duration(duration)
         if key in self._records:
             raise KeyError(f"reservation {key!r} already exists")
         bandwidth = dict(bandwidth or {})
-        checks = self._checks(bandwidth)
-        start = max(slot.start, self.origin)
-        end = start + duration
-        if slot._tracker is self:
+        start, end = max(slot.start, self.origin), slot.start + duration
+        if slot._tracker is self and slot._query == (self._version, duration, tuple(bandwidth.items())):
             mask = slot._mask
-            if slot._query != (self._version, duration, checks):
-                self._check_fits(key, start, end, mask, bandwidth)
         else:
-            mask = self._mask(slot.hosts)
+            _check_duration(duration)
+            if end <= start:
+                raise ValueError(f"reservation {key!r} ends at {end}, before the origin {self.origin}")
+            mask = slot._mask if slot._tracker is self else self._mask(slot.hosts)
             self._check_fits(key, start, end, mask, bandwidth)
         first, stop = self._split(start), self._split(end)
-        free = self._free
-        for k in range(first, stop):
-            free[k] &= ~mask
+        keep = ~mask
+        self._free[first:stop] = [free & keep for free in self._free[first:stop]]
         self._profile[1, first:stop] -= mask.bit_count()
-        for row, _ in checks:
-            self._profile[row, first:stop] += bandwidth[self._name_of(row)]
+        for name, amount in bandwidth.items():
+            self._profile[self._row_of[name], first:stop] += amount
         self._records[key] = _Record(start, end, mask, bandwidth)
         self._version += 1
 
@@ -323,12 +356,14 @@ class ReservationTracker:
         self._give_back(record, at)
         record.end = at
         self._version += 1
+        self._found.clear()
 
     def cancel(self, key: Hashable) -> None:
         """Remove the reservation of ``key`` (e.g. a queued job withdrawn)."""
         record = self._records.pop(key)
         self._give_back(record, record.start)
         self._version += 1
+        self._found.clear()
 
     # -- inspection ------------------------------------------------------
 
@@ -336,19 +371,20 @@ class ReservationTracker:
         """Hosts free over the whole window ``[start, start + duration)``."""
         _check_duration(duration)
         start = max(float(start), self.origin)
-        return self._procset(self._free_over(self._segment(start), start + duration))
+        return self._hosts_of(self._window(self._segment(start), start + duration, 0)[0])
 
     def free_host_count(self, at: float) -> int:
+        """Number of hosts free at instant ``at`` (>= origin)."""
         return self._free[self._segment(at)].bit_count()
 
     def bandwidth_in_use(self, name: str, at: float) -> float:
-        """Amount of resource ``name`` reserved at instant ``at``."""
+        """Amount of resource ``name`` reserved at instant ``at`` (>= origin)."""
         return float(self._profile[self._row_of[name], self._segment(at)])
 
     def reservation(self, key: Hashable) -> Reservation:
         record = self._records[key]
         return Reservation(key, record.start, record.end,
-                           self._procset(record.mask), dict(record.bandwidth))
+                           self._hosts_of(record.mask), dict(record.bandwidth))
 
     def reservations(self) -> dict[Hashable, Reservation]:
         return {key: self.reservation(key) for key in self._records}
@@ -361,37 +397,45 @@ class ReservationTracker:
     def _segment(self, at: float) -> int:
         return max(bisect_right(self._times, at) - 1, 0)
 
-    def _free_over(self, first: int, end: float) -> int:
-        """Hosts free in every segment from ``first`` up to time ``end``."""
+    def _window(self, first: int, end: float, nb_hosts: int) -> tuple[int, int | None]:
+        """(hosts free in every segment from ``first`` up to time ``end``,
+        None), or, when fewer than ``nb_hosts`` are, (some hosts, j) for a
+        segment j where they fall short: every later window that still holds
+        j and the last segment fails too, so the next candidate is after j."""
+        if self._free[first].bit_count() < nb_hosts:  # often so at "now": a cheap early no
+            return self._free[first], first
         free = self._all
-        for k in range(first, bisect_left(self._times, end, first + 1)):
-            free &= self._free[k]
-        return free
+        for j in range(bisect_left(self._times, end, first + 1) - 1, first - 1, -1):
+            narrowed = free & self._free[j]
+            if narrowed != free:  # cheaper than counting again
+                free = narrowed
+                if free.bit_count() < nb_hosts:
+                    return free, j
+        return free, None
 
     def _bandwidth_fits(self, first: int, end: float, checks: list) -> bool:
         stop = bisect_left(self._times, end, first + 1)
         return all(self._profile[row, first:stop].max() <= cap for row, cap in checks)
 
     def _check_fits(self, key, start, end, mask, bandwidth) -> None:
-        taken = mask & ~self._free_over(self._segment(start), end)
+        taken = mask & ~self._window(self._segment(start), end, 0)[0]
         if taken:
             holders = sorted(repr(other) for other, record in self._records.items()
                              if record.start < end and record.end > start and record.mask & taken)
             raise OverAllocation(f"cannot reserve {key!r} over [{start}, {end}): hosts "
-                                 f"{self._procset(taken)} already reserved by {', '.join(holders)}")
+                                 f"{self._hosts_of(taken)} already reserved by {', '.join(holders)}")
         first, stop = self._segment(start), bisect_left(self._times, end)
         for row, cap in self._checks(bandwidth):
             peak = self._profile[row, first:stop].max()
             if peak > cap:
-                name = self._name_of(row)
+                name = self._names[row - 2]
                 raise OverAllocation(
                     f"cannot reserve {key!r} over [{start}, {end}): {name} would reach "
                     f"{peak + bandwidth[name]} > limit {self.bandwidth_limits[name]}")
 
     def _give_back(self, record: _Record, at: float) -> None:
         first, stop = self._split(at), self._split(record.end)
-        for k in range(first, stop):
-            self._free[k] |= record.mask
+        self._free[first:stop] = [free | record.mask for free in self._free[first:stop]]
         self._profile[1, first:stop] += record.mask.bit_count()
         for name, amount in record.bandwidth.items():
             self._profile[self._row_of[name], first:stop] -= amount
@@ -407,15 +451,6 @@ class ReservationTracker:
                 raise ValueError(f"bandwidth need for {name!r} must be >= 0, got {need!r}")
         return [(self._row_of[name], self._caps[self._row_of[name] - 2] - need)
                 for name, need in bandwidth.items()]
-
-    def _name_of(self, row: int) -> str:
-        return self._names[row - 2]
-
-    def _amounts(self, bandwidth: Mapping[str, float]) -> np.ndarray:
-        amounts = np.zeros(len(self._names))
-        for row, _ in self._checks(bandwidth):
-            amounts[row - 2] = bandwidth[self._name_of(row)]
-        return amounts
 
     def _split(self, t: float) -> int:
         """Index of the segment starting at ``t``, inserting a breakpoint if
@@ -441,26 +476,27 @@ class ReservationTracker:
             grown[:, :capacity] = self._profile
             self._profile = grown
 
-    def _slot(self, start: float, mask: int, query: tuple) -> Slot:
+    def _slot(self, start: float, mask: int, query: tuple, request: tuple) -> Slot:
+        self._found[request] = start
         slot = Slot.__new__(Slot)
         slot._start, slot._hosts, slot._tracker, slot._mask = float(start), None, self, mask
         slot._query = query
         return slot
 
     def _mask(self, hosts: ProcSet) -> int:
-        hosts = ProcSet(hosts)
-        if not hosts.issubset(self.hosts):
-            raise ValueError(f"hosts {hosts - self.hosts} are not tracked (tracked: {self.hosts})")
         mask = 0
-        # ProcSet intervals are maximal, so each interval of a subset lies in
-        # one tracked interval, where host ids and bit indices run together.
-        for interval in hosts.intervals():
+        # ProcSet intervals are maximal, so each interval of tracked hosts
+        # lies in one tracked interval, where ids and bit indices run together.
+        for interval in _as_procset(hosts).intervals():
             block = bisect_right(self._intervals, (interval.inf, math.inf)) - 1
+            if block < 0 or interval.sup > self._intervals[block][1]:
+                raise ValueError(f"hosts {_as_procset(hosts) - self.hosts} are not tracked "
+                                 f"(tracked: {self.hosts})")
             index = self._first_index[block] + interval.inf - self._intervals[block][0]
             mask |= ((1 << len(interval)) - 1) << index
         return mask
 
-    def _procset(self, mask: int) -> ProcSet:
+    def _hosts_of(self, mask: int) -> ProcSet:
         runs = []
         for block, (inf, sup) in enumerate(self._intervals):
             bits = (mask >> self._first_index[block]) & ((1 << (sup - inf + 1)) - 1)
@@ -474,6 +510,8 @@ class ReservationTracker:
 
 def _lowest(mask: int, count: int) -> int:
     """The ``count`` lowest set bits of ``mask`` (which has at least that many)."""
+    if count == 0:
+        return 0
     # Free hosts mostly come in blocks: try the block at the lowest bit first.
     low = (mask & -mask).bit_length() - 1 + count
     if (mask & ((1 << low) - 1)).bit_count() == count:
@@ -486,6 +524,11 @@ def _lowest(mask: int, count: int) -> int:
         else:
             low = middle + 1
     return mask & ((1 << low) - 1)
+
+
+def _as_procset(hosts) -> ProcSet:
+    """``hosts`` as a ProcSet, without copying one (copies are slow)."""
+    return hosts if isinstance(hosts, ProcSet) else ProcSet(*hosts)
 
 
 def _check_duration(duration: float) -> None:

@@ -1,0 +1,185 @@
+"""Slurm's backfill scheduler (paper 000, Section II-A, Algorithm 1).
+
+Options (pybatsim ``-o`` JSON):
+
+* ``backfill_max`` — BackfillMax, the number of delayed jobs that get a
+  reservation per round: ``1`` is EASY, ``null`` / ``"inf"`` / absent is
+  unbounded (conservative, Slurm's default), ``0`` is plain FCFS: the round
+  stops at the first job that cannot start. (Read literally, Algorithm 1
+  with BackfillMax = 0 would keep starting any later job that fits, with no
+  reservation protecting the head: first fit, not FCFS.)
+* ``order`` — how the waiting queue is sorted (line 2): ``"fcfs"`` by
+  submission time, ``"sjf"`` / ``"ljf"`` by walltime, shortest / longest
+  first; ties by submission time, then job id.
+
+A job without walltime (Batsim's -1) is planned with an infinite time limit:
+started, it holds its hosts until it completes; delayed, its reservation
+never ends, so later jobs are only planned around it. Jobs asking for more
+hosts than the platform's compute hosts are rejected at submission.
+
+Policies built on this one override ``priority_key`` (queue order),
+``bandwidth_need`` and ``bandwidth_limits`` (bandwidth reserved like hosts),
+``running_jobs`` (runtime estimates, measured load as extra running entries)
+or the whole ``initialize_reservation_tracker``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from batsim.batsim import BatsimScheduler, Job
+from procset import ProcSet
+
+from batio.options import Option, parse_options
+from batio.reservation import ReservationTracker, RunningJob, Slot
+
+
+def time_limit(job: Job) -> float:
+    """L_j: the job's walltime; Batsim's -1 (or any non-positive value, which
+    bounds nothing) means no walltime, i.e. infinite."""
+    walltime = job.requested_time
+    return math.inf if walltime is None or walltime <= 0 else float(walltime)
+
+
+def job_id_key(job_id: str) -> tuple:
+    """Job ids (``workload!name``) in natural order: ``w!2`` before ``w!10``."""
+    workload, _, name = job_id.rpartition("!")
+    return (workload, int(name), "") if name.isdigit() else (workload, math.inf, name)
+
+
+QUEUE_ORDERS: dict[str, Callable[[Job], tuple]] = {
+    "fcfs": lambda job: (job.submit_time, job_id_key(job.id)),
+    "sjf": lambda job: (time_limit(job), job.submit_time, job_id_key(job.id)),
+    "ljf": lambda job: (-time_limit(job), job.submit_time, job_id_key(job.id)),
+}
+
+
+@dataclass
+class RoundPlan:
+    """What one round decided: jobs to start now on their hosts, and the
+    reservations made for delayed jobs."""
+
+    started: list[tuple[Job, ProcSet]] = field(default_factory=list)
+    reserved: list[tuple[Job, Slot]] = field(default_factory=list)
+
+
+def backfill(RT: ReservationTracker, Q: Sequence[Job], t_now: float, backfill_max: float,
+             L: Callable[[Job], float],
+             r: Callable[[Job], Mapping[str, float]]) -> RoundPlan:
+    """Algorithm 1, lines 3-14, on an initialised tracker ``RT`` and the
+    sorted waiting queue ``Q``; ``L(j)`` is the time limit and ``r(j)`` the
+    bandwidth need of job j. Mutates ``RT``."""
+    plan = RoundPlan()
+    backfill_count = 0
+    for j in Q:
+        L_j, r_j = L(j), r(j)
+        # Once BackfillMax reservations are made, only "can j start now?"
+        # matters: searching further would be wasted time.
+        latest = t_now if backfill_count >= backfill_max else None
+        slot = RT.earliest_start(j.requested_resources, L_j, r_j, after=t_now, latest=latest)
+        if slot is not None and slot.start == t_now:
+            RT.reserve(j.id, slot, L_j, r_j)
+            plan.started.append((j, slot.hosts))
+        elif backfill_max == 0:
+            break
+        elif slot is not None and backfill_count < backfill_max:
+            RT.reserve(j.id, slot, L_j, r_j)
+            plan.reserved.append((j, slot))
+            backfill_count += 1
+        # Otherwise skip j until the next round (line 11); a job that can
+        # never fit (slot is None) gets no reservation and uses no count.
+    return plan
+
+
+class Backfill(BatsimScheduler):
+    OPTIONS = {
+        "backfill_max": Option(int, math.inf, minimum=0,
+                               aliases={None: math.inf, "inf": math.inf},
+                               help="reservations per round: 0 FCFS, 1 EASY, unbounded conservative"),
+        "order": Option(str, "fcfs", choices=tuple(QUEUE_ORDERS)),
+    }
+
+    def __init__(self, options: Mapping | None = None):
+        super().__init__(options)
+        settings = parse_options(type(self).__name__, self.OPTIONS, options)
+        self.backfill_max = settings["backfill_max"]
+        self.order = settings["order"]
+        self.waiting: list[Job] = []
+        self.running: dict[str, tuple[Job, float]] = {}  # id -> (job, start time)
+        self.needs_round = False
+        self.last_plan = RoundPlan()
+
+    # -- policy hooks ----------------------------------------------------
+
+    def priority_key(self, job: Job, now: float) -> tuple:
+        """Sort key of the waiting queue, lowest first (Algorithm 1, line 2)."""
+        return QUEUE_ORDERS[self.order](job)
+
+    def bandwidth_need(self, job: Job, now: float) -> Mapping[str, float]:
+        """r_j for each bandwidth resource the job must reserve; none here."""
+        return {}
+
+    def bandwidth_limits(self, now: float) -> Mapping[str, float]:
+        """The limit of each bandwidth-type resource; none here."""
+        return {}
+
+    def running_jobs(self, now: float) -> list[RunningJob]:
+        """Algorithm 1's R as the tracker sees it: each running job holds its
+        hosts and bandwidth need for its time limit."""
+        return [RunningJob(job.id, start, job.allocation, time_limit(job),
+                           bandwidth=self.bandwidth_need(job, now))
+                for job, start in self.running.values()]
+
+    def initialize_reservation_tracker(self, now: float) -> ReservationTracker:
+        """InitializeReservationTracker (Algorithm 1, line 1)."""
+        return ReservationTracker.from_running(
+            self.hosts, self.bandwidth_limits(now), self.running_jobs(now), now)
+
+    # -- one round -------------------------------------------------------
+
+    def schedule(self) -> RoundPlan:
+        now = self.bs.time()
+        RT = self.initialize_reservation_tracker(now)
+        Q = sorted(self.waiting, key=lambda job: self.priority_key(job, now))
+        plan = backfill(RT, Q, now, self.backfill_max, time_limit,
+                        lambda job: self.bandwidth_need(job, now))
+        for job, hosts in plan.started:
+            job.allocation = hosts
+            self.running[job.id] = (job, now)
+        if plan.started:
+            started = {job.id for job, _ in plan.started}
+            self.waiting = [job for job in self.waiting if job.id not in started]
+            self.bs.execute_jobs([job for job, _ in plan.started])
+        self.last_plan = plan
+        return plan
+
+    # -- pybatsim glue ---------------------------------------------------
+
+    def onSimulationBegins(self):
+        # Storage hosts (self.bs.storage_resources) never run jobs.
+        self.hosts = ProcSet(*self.bs.compute_resources)
+
+    def onJobSubmission(self, job):
+        if job.requested_resources > len(self.hosts):
+            self.bs.reject_jobs([job])
+            return
+        self.waiting.append(job)
+        self.needs_round = True
+
+    def onJobCompletion(self, job):
+        self.running.pop(job.id, None)
+        self.needs_round = True
+
+    def onJobsKilled(self, jobs):
+        for job in jobs:
+            self.running.pop(job.id, None)
+        self.needs_round = True
+
+    def onRequestedCall(self):
+        self.needs_round = True
+
+    def onNoMoreEvents(self):
+        if self.needs_round:
+            self.needs_round = False
+            self.schedule()
