@@ -70,6 +70,8 @@ class Simulation:
         self.master = self._hosts[platform.master]
         self.resources = {r.id: r for r in platform.resources}
         self.mailbox = sg.Mailbox.by_name("server")
+        self.scheduler_called = sg.Semaphore(0)
+        self.to_scheduler = None
         self.records = {job.id: JobRecord(job) for w in workloads for job in w.jobs}
         self.completed_order = []  # records in the order Batsim writes _jobs.csv
         self.jobs_on_machine = {r.id: 0 for r in platform.resources}
@@ -102,9 +104,16 @@ class Simulation:
         """Batsim's send_message: a 1-byte message to the server's mailbox."""
         self.in_flight += 1
         self.mailbox.put((kind, payload), 1)
-        # When a message arrives, Batsim's server handles it before its
-        # sender goes on (the captured 4.2.1 runs show it); under SimGrid's
-        # Python bindings the sender may run first, so it steps aside.
+
+    def send_and_step_aside(self, kind, payload=None):
+        """``send``, for a sender that sends again at once (a submitter).
+
+        When a message arrives, Batsim's server handles it before its sender
+        goes on (the captured 4.2.1 runs show it); under SimGrid's Python
+        bindings the sender may run first, so it steps aside. Only matters
+        when the sender's next message could reach the mailbox first.
+        """
+        self.send(kind, payload)
         sg.this_actor.yield_()
 
     def _guarded(self, body, *args):
@@ -125,10 +134,11 @@ class Simulation:
         for name in self.static_workloads:
             self._spawn(f"workload_submitter_{name}", self.master, self._submitter, self.workloads[name])
         self._spawn("server", self.master, self._server)
+        self._spawn("Scheduler REQ-REP", self.master, self._request_reply_loop)
 
     # -- actors ----------------------------------------------------------------
     def _submitter(self, workload: Workload):
-        self.send("SUBMITTER_HELLO", workload.name)
+        self.send_and_step_aside("SUBMITTER_HELLO", workload.name)
         # Batsim's job_comparator_subtime_number compares full ids as strings.
         jobs = sorted(workload.jobs, key=lambda job: (job.subtime, job.id))
         date = self.now()
@@ -136,13 +146,13 @@ class Simulation:
         for job in jobs:
             if job.subtime > date:
                 if batch:
-                    self.send("JOB_SUBMITTED", batch)
+                    self.send_and_step_aside("JOB_SUBMITTED", batch)
                     batch = []
                 sg.this_actor.sleep_for(job.subtime - date)
                 date = self.now()
             batch.append(job)
         if batch:
-            self.send("JOB_SUBMITTED", batch)
+            self.send_and_step_aside("JOB_SUBMITTED", batch)
         self.send("SUBMITTER_BYE", workload.name)
 
     def _server(self):
@@ -173,10 +183,23 @@ class Simulation:
                     raise SchedulerError(self._stuck_message())
 
     def _call_scheduler(self):
-        message = {"now": self.now(), "events": self.events}
+        """Hand the pending events to the request-reply actor.
+
+        Batsim creates a new request-reply actor per call; one actor woken
+        per call starts at the same simulated time and is cheaper.
+        """
+        self.to_scheduler = {"now": self.now(), "events": self.events}
         self.events = []
         self.sched_ready = False
-        self._spawn("Scheduler REQ-REP", self.master, self._request_reply, message)
+        self.scheduler_called.release()
+
+    def _request_reply_loop(self):
+        while True:
+            self.scheduler_called.acquire()
+            message, self.to_scheduler = self.to_scheduler, None
+            self._request_reply(message)
+            if message["events"] and message["events"][-1]["type"] == "SIMULATION_ENDS":
+                return
 
     def _request_reply(self, message):
         reply = self.transport.request(message)
