@@ -17,41 +17,9 @@ import tempfile
 import time
 
 from batio.engine.run import RunSpec, simulate
+from bench_inputs import NB_HOSTS, delay_workload, pfs_workload, platform_xml
 
-NB_HOSTS = 1098
 GREEDY = Path(__file__).resolve().parents[1] / "tests" / "schedulers" / "greedy.py"
-
-
-def platform_xml(nb_hosts):
-    return f"""<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1"><zone id="AS0" routing="Full">
-  <cluster id="c" prefix="n" suffix="" radical="0-{nb_hosts - 1}" speed="1Gf" bw="12.5GBps" lat="1us"
-           bb_bw="400GBps" bb_lat="1us"/>
-  <cluster id="m" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="12.5GBps" lat="1us"
-           bb_bw="400GBps" bb_lat="1us"><prop id="role" value="master"/></cluster>
-  <cluster id="s" prefix="pfs" suffix="" radical="0-0" speed="1Gf" bw="43GBps" lat="1us"
-           bb_bw="400GBps" bb_lat="1us"><prop id="role" value="storage"/></cluster>
-  <link id="bb" bandwidth="400GBps" latency="1us"/>
-  <zoneRoute src="c" dst="m" gw_src="nc_router" gw_dst="master_hostm_router"><link_ctn id="bb"/></zoneRoute>
-  <zoneRoute src="c" dst="s" gw_src="nc_router" gw_dst="pfss_router"><link_ctn id="bb"/></zoneRoute>
-  <zoneRoute src="m" dst="s" gw_src="master_hostm_router" gw_dst="pfss_router"><link_ctn id="bb"/></zoneRoute>
-</zone></platform>
-"""
-
-
-def delay_workload(count):
-    jobs = [{"id": i, "subtime": i * 0.05, "walltime": 1000, "res": 1, "profile": "d"} for i in range(count)]
-    return {"nb_res": NB_HOSTS, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": 60}}}
-
-
-def pfs_workload(count):
-    profiles = {"c": {"type": "parallel_homogeneous", "cpu": 3e10, "com": 0},
-                "w": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 2e9},
-                "cw": {"type": "composed", "seq": ["c", "w"], "repeat": 3}}
-    jobs = [{"id": i, "subtime": i * 0.5, "walltime": 10000, "res": 1 + i % 8, "profile": "cw"}
-            for i in range(count)]
-    return {"nb_res": NB_HOSTS, "jobs": jobs, "profiles": profiles}
 
 
 def main():

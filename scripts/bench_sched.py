@@ -10,23 +10,31 @@ Each round starts from the same state: the machine about 90 % busy with
 running jobs, and a queue of jobs with sizes 1-256 hosts (mostly small),
 walltimes 10 min-24 h and, for a third of them, a bandwidth need.
 
-Only the per-round cost is measured here; the scheduler's total CPU time
-over a whole simulated run needs batio's engine.
+Then, with ``--whole-run N`` (default 5,000), the scheduler's total time
+over a whole simulated run of N jobs on the embedded engine (in-process, so
+it is CPU time of the scheduler process), for EASY and conservative.
 
-    .venv/bin/python scripts/bench_sched.py [--rounds N] [--seed S]
+    .venv/bin/python scripts/bench_sched.py [--rounds N] [--seed S] [--whole-run N]
 """
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+import tempfile
 import time
 
 import numpy as np
 from batsim.batsim import Job
 from procset import ProcSet
 
-from batio.schedulers.backfill import Backfill, time_limit
+import pandas as pd
 
-NB_HOSTS = 1098
+from batio.catalog import scheduler_file_and_options
+from batio.engine.run import RunSpec, simulate
+from batio.schedulers.backfill import Backfill, time_limit
+from bench_inputs import NB_HOSTS, backfill_workload, platform_xml
+
 BANDWIDTH_LIMIT = 43.0  # GB/s, EquilibrIO's scaled Theta file system
 QUEUE_LENGTHS = (100, 1_000, 5_000)
 NOW = 100_000.0
@@ -100,10 +108,26 @@ def round_times(backfill_max, queue_length, rounds, seed):
     return np.array(durations) * 1e3, len(running), started
 
 
+def whole_run(policy, count, seed):
+    """(scheduler seconds, wall seconds, makespan) of a whole simulated run."""
+    scheduler, options = scheduler_file_and_options(policy)
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        (folder / "p.xml").write_text(platform_xml())
+        (folder / "w.json").write_text(json.dumps(backfill_workload(count, seed)))
+        started = time.perf_counter()
+        simulate(RunSpec(str(folder / "p.xml"), [str(folder / "w.json")], str(scheduler),
+                         str(folder / "out" / "out"), options=options))
+        wall = time.perf_counter() - started
+        schedule = pd.read_csv(folder / "out" / "out_schedule.csv")
+        return float(schedule["scheduling_time"][0]), wall, float(schedule["makespan"][0])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--whole-run", type=int, default=5000, help="jobs in the whole-run part (0: skip it)")
     args = parser.parse_args()
     print(f"{NB_HOSTS} hosts, bandwidth limit {BANDWIDTH_LIMIT}; {args.rounds} rounds each")
     print(f"{'policy':<13}{'queued':>8}{'running':>9}{'started':>9}{'median ms':>11}{'p99 ms':>9}")
@@ -113,6 +137,12 @@ def main():
             times, nb_running, started = round_times(backfill_max, queue_length, rounds, args.seed)
             print(f"{policy:<13}{queue_length:>8}{nb_running:>9}{started:>9}"
                   f"{np.median(times):>11.2f}{np.percentile(times, 99):>9.2f}")
+    if args.whole_run:
+        print(f"\nwhole run: {args.whole_run} jobs on {NB_HOSTS} hosts, embedded engine, in-process")
+        print(f"{'policy':<13}{'scheduler s':>12}{'run wall s':>11}{'makespan s':>12}")
+        for policy in ("easy", "conservative"):
+            scheduler_s, wall, makespan = whole_run(policy, args.whole_run, args.seed)
+            print(f"{policy:<13}{scheduler_s:>12.1f}{wall:>11.1f}{makespan:>12.0f}")
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ class JobExecution:
         """Cancel the running ptask, if any; return False when none runs."""
         if self.ptask is None:
             return False
-        self.sim.io.stop(self.ptask, sg.Engine.clock)
+        self.sim.io.interrupted(self.ptask)
         self.ptask.cancel()
         return True
 
@@ -83,7 +83,7 @@ class JobExecution:
         ptask runs on until the job actor ends, after its JOB_COMPLETED.
         """
         if self.timed_out is not None:
-            self.sim.io.stop(self.timed_out, sg.Engine.clock)
+            self.sim.io.interrupted(self.timed_out)
             self.timed_out.cancel()
             self.timed_out = None
 
@@ -121,7 +121,7 @@ class JobExecution:
         ptask = sg.this_actor.exec_init(hosts, flops, bytes_matrix)
         began = sg.Engine.clock
         self.ptask = ptask
-        self.sim.io.start(ptask, traffic, began)
+        self.sim.io.start(ptask, traffic)
         code = 0
         try:
             ptask.start()
@@ -136,8 +136,8 @@ class JobExecution:
             code = KILLED
         finally:
             self.ptask = None
-        if code != WALLTIME_REACHED:
-            self.sim.io.stop(ptask, sg.Engine.clock)
+        if code == 0:
+            self.sim.io.completed(ptask)
         if not math.isinf(self.remaining):
             self.remaining -= sg.Engine.clock - began
         return code

@@ -42,6 +42,7 @@ class RunSpec:
     roles: dict = field(default_factory=dict)   # host name -> role, as Batsim's -r
     port: int | None = None             # socket mode; None picks a free one
     timeout_s: float = 60.0             # socket mode: longest wait for one reply
+    io_sample_period: float = 1.0       # seconds between samples of the storage throughput (_io.csv)
 
 
 def _import_simgrid_quietly():
@@ -112,6 +113,8 @@ def run_here(spec: RunSpec, on_progress=None):
 
     if spec.mode not in MODES:
         raise InputError("--mode", f"unknown mode {spec.mode!r} (known: {', '.join(MODES)})")
+    if not spec.io_sample_period > 0:
+        raise InputError("--io-sample-period", f"must be > 0 seconds, got {spec.io_sample_period}")
     read_properties(spec.platform)  # malformed XML gets a clear error before SimGrid sees it
     workloads = [load_workload(path, f"w{index}") for index, path in enumerate(spec.workloads)]
     prefix = Path(spec.out_prefix)
@@ -143,7 +146,7 @@ def run_here(spec: RunSpec, on_progress=None):
 
     config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
                     spec.compute_sharing, spec.storage_sharing)
-    io = IoTimeline(r.name for r in platform.storage)
+    io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
     sim = Simulation(engine, platform, workloads, transport, config, io, on_progress)
     started = time.perf_counter()
     sim.start()
@@ -206,9 +209,11 @@ def _child(spec, connection):
         connection.send(("done", result))
     except BatioError as error:
         connection.send(("error", (type(error).__name__, str(error), _cause_traceback(error))))
-    except Exception as error:  # noqa: BLE001 - an engine bug: report with its traceback
-        connection.send(("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error}",
-                                   traceback.format_exc())))
+    except Exception as error:  # noqa: BLE001 - an engine bug: keep its traceback for the report
+        log = f"{spec.out_prefix}_traceback.log"
+        Path(log).write_text(traceback.format_exc())
+        connection.send(("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error} "
+                                   f"(a batio bug: please report it with {log})", "")))
 
 
 def _cause_traceback(error):
