@@ -31,6 +31,7 @@ from typing import Callable, Mapping, Sequence
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
+from batio.jobio import storage_labels, storage_mapping_by_name
 from batio.options import Option, parse_options
 from batio.reservation import ReservationTracker, RunningJob, Slot
 
@@ -124,6 +125,12 @@ class Backfill(BatsimScheduler):
         """The limit of each bandwidth-type resource; none here."""
         return {}
 
+    def storage_mapping(self, job: Job) -> dict[str, int]:
+        """EXECUTE_JOB's storage_mapping: each storage label of the job's
+        profile that names a storage host goes to that host."""
+        profiles = self.bs.profiles[job.workload]
+        return storage_mapping_by_name(storage_labels(profiles[job.profile], profiles), self.bs.storage_resources)
+
     def running_jobs(self, now: float) -> list[RunningJob]:
         """Algorithm 1's R as the tracker sees it: each running job holds its
         hosts and bandwidth need for its time limit."""
@@ -146,6 +153,9 @@ class Backfill(BatsimScheduler):
                         lambda job: self.bandwidth_need(job, now))
         for job, hosts in plan.started:
             job.allocation = hosts
+            mapping = self.storage_mapping(job)
+            if mapping:
+                job.storage_mapping = mapping
             self.running[job.id] = (job, now)
         if plan.started:
             started = {job.id for job, _ in plan.started}

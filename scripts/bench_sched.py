@@ -55,7 +55,8 @@ class FakeBatsim:
     def __init__(self, now):
         self.now = now
         self.compute_resources = {host: {"id": host} for host in range(NB_HOSTS)}
-        self.storage_resources = {NB_HOSTS: {"id": NB_HOSTS}}
+        self.storage_resources = {NB_HOSTS: {"id": NB_HOSTS, "name": "pfs0"}}
+        self.profiles = {"w0": {"p": {"type": "delay", "delay": 1}}}
 
     def time(self):
         return self.now

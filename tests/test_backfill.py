@@ -24,8 +24,9 @@ class FakeBatsim:
     def __init__(self, nb_hosts, nb_storage=0):
         self.now = 0.0
         self.compute_resources = {host: {"id": host} for host in range(nb_hosts)}
-        self.storage_resources = {host: {"id": host}
+        self.storage_resources = {host: {"id": host, "name": f"pfs{host}"}
                                   for host in range(nb_hosts, nb_hosts + nb_storage)}
+        self.profiles = {"w0": {"p": {"type": "delay", "delay": 1}}}
         self.executed, self.rejected = [], []
 
     def time(self):
