@@ -141,3 +141,8 @@ def test_garbage_reply_is_a_protocol_error():
     transport.close()
     server.close()
     context.term()
+
+
+def test_scheduler_that_never_starts_a_job(tmp_path, capsys):
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), options={})
+    assert code == 2 and "left 1 job(s) neither started nor rejected" in err and "w0!A" in err

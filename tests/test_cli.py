@@ -5,7 +5,17 @@ import pytest
 
 from batio.cli import main
 from batio.metrics import summarize
-from conftest import TINY, DATA
+from conftest import TINY
+
+
+def three_delay_jobs(folder):
+    workload = folder / "w.json"
+    workload.write_text('{"nb_res": 4, "jobs": ['
+                        '{"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d"},'
+                        '{"id": 2, "subtime": 1, "walltime": 100, "res": 4, "profile": "d"},'
+                        '{"id": 3, "subtime": 2, "walltime": 50, "res": 1, "profile": "d"}],'
+                        '"profiles": {"d": {"type": "delay", "delay": 20}}}')
+    return workload
 
 
 def test_list_names_bundled_inputs(capsys):
@@ -16,12 +26,7 @@ def test_list_names_bundled_inputs(capsys):
 
 @pytest.mark.parametrize("scheduler, platform", [("fillerSched", "cluster16_pfs"), ("easyBackfill", str(TINY))])
 def test_pybatsim_reference_schedulers_run(tmp_path, capsys, scheduler, platform):
-    workload = tmp_path / "w.json"
-    workload.write_text('{"nb_res": 4, "jobs": ['
-                        '{"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d"},'
-                        '{"id": 2, "subtime": 1, "walltime": 100, "res": 4, "profile": "d"},'
-                        '{"id": 3, "subtime": 2, "walltime": 50, "res": 1, "profile": "d"}],'
-                        '"profiles": {"d": {"type": "delay", "delay": 20}}}')
+    workload = three_delay_jobs(tmp_path)
     code = main(["run", "--platform", platform, "--workload", str(workload), "--scheduler", scheduler,
                  "--out", str(tmp_path / "out"), "--quiet"])
     out = capsys.readouterr().out
@@ -35,12 +40,7 @@ def test_summary_metrics_by_hand(tmp_path):
     """Three delay jobs on tiny.xml (no message latency): FCFS starts job 1 (2 hosts, 20 s) at 0,
     job 2 (4 hosts) waits until 20 and ends at 40; job 3 (1 host, submitted at 2) would fit
     at 2 but FCFS stops at job 2, so it runs 40-60."""
-    workload = tmp_path / "w.json"
-    workload.write_text('{"nb_res": 4, "jobs": ['
-                        '{"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d"},'
-                        '{"id": 2, "subtime": 1, "walltime": 100, "res": 4, "profile": "d"},'
-                        '{"id": 3, "subtime": 2, "walltime": 50, "res": 1, "profile": "d"}],'
-                        '"profiles": {"d": {"type": "delay", "delay": 20}}}')
+    workload = three_delay_jobs(tmp_path)
     assert main(["run", "--platform", str(TINY), "--workload", str(workload), "--scheduler", "fcfs",
                  "--out", str(tmp_path / "out"), "--quiet"]) == 0
     summary = summarize(tmp_path / "out" / "out")

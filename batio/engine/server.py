@@ -274,18 +274,19 @@ class Simulation:
                 became_idle.append(resource)
         self.machine_states.jobs_ended(self.now(), became_idle)
 
-    def _finished(self):
+    def _quiet(self):
+        """No submission, registration, running job, CALL_ME_LATER or kill is to come."""
         return (self.nb_submitters_finished == len(self.static_workloads)
                 and (not self.config.dynamic_jobs or self.registration_finished)
-                and self.nb_completed == self.nb_submitted
                 and self.nb_running == 0 and self.nb_waiters == 0 and self.nb_killers == 0)
+
+    def _finished(self):
+        """Batsim's is_simulation_finished."""
+        return self._quiet() and self.nb_completed == self.nb_submitted
 
     def _stuck(self):
         """Nothing can ever happen again, yet some jobs are neither run nor rejected."""
-        return (self.nb_submitters_finished == len(self.static_workloads)
-                and (not self.config.dynamic_jobs or self.registration_finished)
-                and self.nb_running == 0 and self.nb_waiters == 0 and self.nb_killers == 0
-                and self.nb_completed < self.nb_submitted)
+        return self._quiet() and self.nb_completed < self.nb_submitted
 
     def _stuck_message(self):
         waiting = [r.job.id for r in self.records.values() if r.state == "SUBMITTED"]
