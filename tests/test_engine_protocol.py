@@ -172,3 +172,43 @@ def test_extra_job_fields_and_profiles_are_forwarded(simulate_workload):
     submitted = [e for e in run.log if e["event"] == "submitted"][0]
     assert submitted["data"] == {"id": "w0!A", "subtime": 0, "walltime": 100, "res": 1, "profile": "d",
                                  "app": "write8"}
+
+
+def test_several_workloads_in_one_run(tmp_path):
+    from batio.engine.run import RunSpec, simulate
+    import json
+    from conftest import SCRIPTED, Run
+    paths = []
+    for index, subtime in enumerate((0, 5)):
+        path = tmp_path / f"w{index}.json"
+        path.write_text(json.dumps(workload([{"id": "A", "subtime": subtime, "walltime": 100, "res": 1,
+                                              "profile": "d"}], DELAY10)))
+        paths.append(str(path))
+    log = tmp_path / "log"
+    simulate(RunSpec(str(TINY), paths, str(SCRIPTED), str(tmp_path / "out" / "out"), options={
+        "log": str(log), "execute": {"w0!A": {"alloc": "0"}, "w1!A": {"alloc": "1"}}}))
+    run = Run(tmp_path / "out" / "out", log)
+    jobs = run.jobs
+    assert sorted(zip(jobs["workload_name"], jobs["starting_time"].round(6))) == [("w0", 0.0), ("w1", 5.0)]
+    events = [e["event"] for e in run.log]
+    # NOTIFY comes once, after the last workload's jobs were submitted.
+    assert events.index("no_more_static_jobs") > max(i for i, e in enumerate(events) if e == "submitted")
+
+
+def test_job_metadata_reaches_jobs_csv(simulate_workload):
+    run = simulate_workload(workload(delay_jobs(("A", 100)), DELAY10),
+                            options={"execute": {"w0!A": {"alloc": "0"}}, "metadata": {"w0!A": "phase one"}})
+    assert 'COMPLETED_SUCCESSFULLY' in run.text("jobs") and ',"phase one"' in run.text("jobs")
+
+
+def test_compute_sharing_splits_a_host_and_storage_sharing_off_forbids_it(simulate_workload):
+    profiles = {"c": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0}}
+    jobs = [{"id": n, "subtime": 0, "walltime": 100, "res": 1, "profile": "c"} for n in "AB"]
+    plan = {"execute": {"w0!A": {"alloc": "0"}, "w0!B": {"alloc": "0"}}}
+    run = simulate_workload(workload(jobs, profiles, 4), platform=TINY, options=plan, compute_sharing=True)
+    # Each ptask uses at most one core of host 0 (1 Gflop/s): sharing it, both take 20 s.
+    assert list(run.jobs["execution_time"]) == pytest.approx([20.0, 20.0], abs=1e-6)
+    from batio.errors import SchedulerError
+    with pytest.raises(SchedulerError, match="compute sharing is off"):
+        simulate_workload(workload(jobs, profiles, 4), platform=TINY, options=plan, compute_sharing=True,
+                          storage_sharing=False)

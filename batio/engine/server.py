@@ -377,11 +377,15 @@ class Simulation:
                 raise SchedulerError(f"EXECUTE_JOB: job '{job.id}' is allocated resource {resource} "
                                      f"('{self.resources[resource].name}'), a storage host; jobs run on compute "
                                      f"hosts ({_compute_range(self.platform)}) and reach storage through their profile")
-            if not self.config.compute_sharing and self.jobs_on_machine[resource]:
+            # Batsim 4.2 gives compute hosts the storage permission bits too, so
+            # --disable-storage-sharing also forbids sharing compute hosts.
+            sharing = self.config.compute_sharing and self.config.storage_sharing
+            if not sharing and self.jobs_on_machine[resource]:
                 busy = [r.job.id for r in self.records.values() if r.state == "RUNNING" and resource in r.allocation]
                 raise SchedulerError(f"EXECUTE_JOB: job '{job.id}' is allocated host {resource} "
                                      f"('{self.resources[resource].name}'), which is running {busy}, and compute "
-                                     "sharing is off")
+                                     "sharing is off (it needs --enable-compute-sharing without "
+                                     "--disable-storage-sharing)")
         executors = self._executors(data, allocation, job)
         storage_mapping = self._storage_mapping(data, job)
         record.state = "RUNNING"

@@ -7,6 +7,7 @@ Options (all optional):
 - "kill": {job_id: t} kills the job at t;
 - "call_me_later": [t, ...];
 - "register": [{"profile": name, "profile_def": {...}, "job": {...}, "at": t}] (dynamic jobs);
+- "metadata": {job_id: text} sets the job's metadata when it starts;
 - "crash_on": job_id raises when that job is submitted; "stall_on": job_id sleeps 30 s;
 - "log": a path where every callback is appended as a JSON line.
 """
@@ -78,6 +79,8 @@ class Scripted(BatsimScheduler):
                 if "mapping" in step:
                     job.mapping = step["mapping"]
                 self.bs.execute_jobs([job])
+                if job_id in self.options.get("metadata", {}):
+                    self.bs.set_job_metadata(job_id, self.options["metadata"][job_id])
                 del self.waiting[job_id]
         due = [job_id for job_id, date in self.kills.items() if date <= now]
         if due:
