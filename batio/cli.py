@@ -47,7 +47,8 @@ def run_spec(args):
         forward_profiles=args.forward_profiles, dynamic_jobs=args.enable_dynamic_jobs,
         acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, compute_sharing=args.enable_compute_sharing,
         storage_sharing=not args.disable_storage_sharing, master_host=args.master_host,
-        roles=_roles(args.role), port=args.port, timeout_s=args.timeout, io_sample_period=args.io_sample_period)
+        roles=_roles(args.role), port=args.port, timeout_s=args.timeout, io_sample_period=args.io_sample_period,
+        io_exclusive=args.io_exclusive)
 
 
 class _Progress:
@@ -134,6 +135,9 @@ def parser():
     run.add_argument("--role", action="append", default=[], metavar="HOSTS:ROLE", help="Batsim's -r")
     run.add_argument("--io-sample-period", type=float, default=1.0,
                      help="seconds between samples of the storage throughput written to out_io.csv")
+    run.add_argument("--io-exclusive", action="store_true",
+                     help="beyond Batsim: each storage host serves one transfer at a time, first come first "
+                          "served (the model of seed paper 001); default: fair sharing, as in Batsim")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=command_run)
 

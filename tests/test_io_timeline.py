@@ -36,3 +36,21 @@ def test_two_writers_share_the_storage_link(tmp_path, simulate_workload):
     assert list(io["write_bytes_per_s"]) == pytest.approx([1e8, 5e7, 1e8, 0])
     assert list(io["read_bytes_per_s"]) == pytest.approx([0, 5e7, 0, 0])
     assert bytes_moved(run.prefix) == pytest.approx(1.5e9)
+
+
+@pytest.mark.parametrize("b_walltime, b_state, b_finish", [(100, "COMPLETED_SUCCESSFULLY", 15.0),
+                                                          (5, "COMPLETED_WALLTIME_REACHED", 7.0)])
+def test_exclusive_io_serves_one_transfer_at_a_time(tmp_path, simulate_workload, b_walltime, b_state, b_finish):
+    """With io_exclusive (beyond Batsim), B's read waits for A's write: A alone 0-10,
+    then B 10-15; with a 5 s walltime B is killed at 7, still waiting."""
+    platform = tmp_path / "p.xml"
+    platform.write_text(PLATFORM)
+    profiles = {"wa": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1e9},
+                "rb": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 5e8}}
+    jobs = [{"id": "A", "subtime": 0, "walltime": 100, "res": 1, "profile": "wa"},
+            {"id": "B", "subtime": 2, "walltime": b_walltime, "res": 1, "profile": "rb"}]
+    run = simulate_workload(workload(jobs, profiles, 2), platform=platform, io_exclusive=True,
+                            options={"execute": {"w0!A": {"alloc": "0"}, "w0!B": {"alloc": "1"}}})
+    assert run.jobs.loc["A", "finish_time"] == pytest.approx(10, abs=1e-6)
+    assert run.jobs.loc["B", "final_state"] == b_state
+    assert run.jobs.loc["B", "finish_time"] == pytest.approx(b_finish, abs=1e-6)

@@ -41,6 +41,7 @@ class JobExecution:
         self.remaining = record.job.walltime if record.job.has_walltime else math.inf
         self.ptask = None
         self.timed_out = None  # a ptask past the walltime, still running (see release)
+        self.timed_out_locks = []
         self.progress = []  # sub-task index at each depth of the composed profiles being run
         self.delay_started = None
 
@@ -86,6 +87,7 @@ class JobExecution:
             self.sim.io.interrupted(self.timed_out)
             self.timed_out.cancel()
             self.timed_out = None
+            _give_back(self.timed_out_locks)
 
     def _run_profile(self, name, depth):
         profile = self.sim.profile(self.record.job.workload, name)
@@ -118,6 +120,11 @@ class JobExecution:
             self.delay_started = None
 
     def _run_ptask(self, hosts, flops, bytes_matrix, traffic):
+        locks = self.sim.exclusive_io_locks(traffic)
+        waited_from = sg.Engine.clock
+        if not self._take(locks):
+            return WALLTIME_REACHED
+        self.remaining -= sg.Engine.clock - waited_from
         ptask = sg.this_actor.exec_init(hosts, flops, bytes_matrix)
         began = sg.Engine.clock
         self.ptask = ptask
@@ -130,17 +137,38 @@ class JobExecution:
             else:
                 ptask.wait_for(self.remaining)
         except sg.TimeoutException:
-            self.timed_out = ptask
+            self.timed_out, self.timed_out_locks = ptask, locks
             code = WALLTIME_REACHED
         except sg.CancelException:
             code = KILLED
         finally:
             self.ptask = None
+            if code != WALLTIME_REACHED:
+                _give_back(locks)
         if code == 0:
             self.sim.io.completed(ptask)
         if not math.isinf(self.remaining):
             self.remaining -= sg.Engine.clock - began
         return code
+
+    def _take(self, locks):
+        """Wait for exclusive use of the storage hosts (the ``io_exclusive``
+        engine option), within the walltime; False if it runs out first."""
+        deadline = sg.Engine.clock + self.remaining
+        taken = []
+        try:
+            for lock in locks:
+                if math.isinf(deadline):
+                    lock.acquire()
+                elif lock.acquire_timeout(max(0.0, deadline - sg.Engine.clock)):
+                    _give_back(taken)  # acquire_timeout answers True on timeout
+                    self.remaining = 0.0
+                    return False
+                taken.append(lock)
+        except sg.ActorKilled:
+            _give_back(taken)
+            raise
+        return True
 
     def _storage_host(self, label, default_to_single):
         if label in self.storage_mapping:
@@ -188,3 +216,8 @@ class JobExecution:
             matrix = [0.0, nb_bytes, 0.0, 0.0] if nb_bytes > 0 else []
             return [source, target], [0.0, 0.0], matrix, [(source_name, nb_bytes, 0.0), (target_name, 0.0, nb_bytes)]
         raise ProfileError(f"profile type '{kind}' cannot run")  # workload checks make this unreachable
+
+
+def _give_back(locks):
+    for lock in locks:
+        lock.release()

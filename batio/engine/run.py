@@ -43,6 +43,7 @@ class RunSpec:
     port: int | None = None             # socket mode; None picks a free one
     timeout_s: float = 60.0             # socket mode: longest wait for one reply
     io_sample_period: float = 1.0       # seconds between samples of the storage throughput (_io.csv)
+    io_exclusive: bool = False          # beyond Batsim: one transfer at a time per storage host (FIFO)
 
 
 def _import_simgrid_quietly():
@@ -145,7 +146,7 @@ def run_here(spec: RunSpec, on_progress=None):
         transport = SocketTransport(scheduler_process.endpoint, spec.timeout_s, scheduler_process.alive)
 
     config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
-                    spec.compute_sharing, spec.storage_sharing)
+                    spec.compute_sharing, spec.storage_sharing, spec.io_exclusive)
     io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
     sim = Simulation(engine, platform, workloads, transport, config, io, on_progress)
     started = time.perf_counter()

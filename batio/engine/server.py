@@ -52,6 +52,7 @@ class Config:
     acknowledge_dynamic_jobs: bool = False
     compute_sharing: bool = False
     storage_sharing: bool = True
+    io_exclusive: bool = False  # beyond Batsim: one transfer at a time per storage host, FIFO
 
 
 class Simulation:
@@ -71,6 +72,7 @@ class Simulation:
         self.resources = {r.id: r for r in platform.resources}
         self.mailbox = sg.Mailbox.by_name("server")
         self.scheduler_called = sg.Semaphore(0)
+        self.storage_locks = {r.name: sg.Semaphore(1) for r in platform.storage}
         self.to_scheduler = None
         self.records = {job.id: JobRecord(job) for w in workloads for job in w.jobs}
         self.completed_order = []  # records in the order Batsim writes _jobs.csv
@@ -90,6 +92,12 @@ class Simulation:
     # -- helpers ---------------------------------------------------------------
     def host(self, name):
         return self._hosts[name]
+
+    def exclusive_io_locks(self, traffic):
+        """The locks a transfer must hold under ``io_exclusive`` (none otherwise)."""
+        if not self.config.io_exclusive:
+            return []
+        return [self.storage_locks[name] for name in sorted({name for name, _, _ in traffic})]
 
     def profile(self, workload_name, profile_name):
         return self.workloads[workload_name].profiles[profile_name]
