@@ -1,0 +1,109 @@
+"""Workloads 1 and 2 of paper 000 (Sections IV and VII-A), for the Stria platforms.
+
+Every job asks for one node. A "write×k" job runs k threads, each writing
+10 GiB to a randomly chosen Lustre volume; a "sleep" job idles 600 s.
+
+- Workload 1: 8 waves of 30 write×8 then 60 sleep jobs (720 jobs).
+- Workload 2: 5 waves of 30 write×8, 30 write×6, 30 write×4, 70 write×2,
+  120 write×1, then 30 sleep jobs (1,550 jobs).
+
+How the paper's jobs become Batsim profiles:
+
+- A write×k job is ONE ``parallel_homogeneous_pfs`` transfer of k × 10 GiB
+  to one volume (storage host ``ost0``..``ost55``) drawn at random. Batsim
+  cannot run a job's k threads in parallel towards k volumes (a profile has
+  one storage label, a composed profile runs its parts in sequence), and
+  one parallel transfer is closer to k parallel threads than k sequential
+  writes: the job moves its k × 10 GiB at once, at the node's rate. What
+  is lost is the spread of the threads over several volumes and OSS.
+  The label names the storage host, so batio's schedulers map it to that
+  host in EXECUTE_JOB's ``storage_mapping``.
+- Submission: the paper describes waves of phases submitted as batches
+  but gives no times (its appendix is missing from our text). Everything is
+  submitted at t = 0 by default, in wave and phase order (ids ascending),
+  which is the order FCFS dispatches them in Fig. 3(a) and 5(a). A
+  Workload 1 wave puts its write jobs first, as Workload 2's waves do.
+  ``wave_interval`` submits wave w at (w - 1) × wave_interval instead.
+- Walltimes, as a user would round them up: 20 min for the 600 s sleep
+  jobs; 30 min for every write job, which alone takes 2.5-31 s but up to
+  ~8 min when 15 write×8 jobs share the congested file system.
+- Extra job fields for the schedulers: ``app`` ("write8", "sleep"; the
+  estimator groups similar jobs by it) and ``wave`` (1-based).
+
+    python -m batio.workloads.stria --workload 1 --seed 1 > workloads/stria_w1.json
+"""
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+GiB = 2 ** 30
+BYTES_PER_THREAD = 10 * GiB
+NB_NODES = 15
+NB_VOLUMES = 56          # ost0..ost55 in platforms/stria15_lustre*.xml
+SLEEP_SECONDS = 600
+SLEEP_WALLTIME = 20 * 60
+WRITE_WALLTIME = 30 * 60
+
+# One wave: (application, number of jobs), in submission order.
+WAVES = {
+    1: (8, [("write8", 30), ("sleep", 60)]),
+    2: (5, [("write8", 30), ("write6", 30), ("write4", 30), ("write2", 70), ("write1", 120), ("sleep", 30)]),
+}
+
+
+def threads_of(app):
+    """k of a "write{k}" application."""
+    return int(app.removeprefix("write"))
+
+
+def write_profile(threads, volume):
+    return {"type": "parallel_homogeneous_pfs", "bytes_to_write": threads * BYTES_PER_THREAD,
+            "storage": f"ost{volume}"}
+
+
+def job_mix(apps, rng, first_id=1, subtime=0.0, wave=1):
+    """Jobs running ``apps`` (a list of application names), and their profiles."""
+    jobs, profiles = [], {}
+    for number, app in enumerate(apps, start=first_id):
+        job = {"id": number, "subtime": subtime, "res": 1, "app": app, "wave": wave}
+        if app == "sleep":
+            profiles["sleep"] = {"type": "delay", "delay": SLEEP_SECONDS}
+            job.update(profile="sleep", walltime=SLEEP_WALLTIME)
+        else:
+            volume = int(rng.integers(NB_VOLUMES))
+            name = f"{app}_ost{volume}"
+            profiles[name] = write_profile(threads_of(app), volume)
+            job.update(profile=name, walltime=WRITE_WALLTIME)
+        jobs.append(job)
+    return jobs, profiles
+
+
+def stria_workload(number, seed=1, wave_interval=0.0):
+    """Workload ``number`` (1 or 2) of paper 000 as a Batsim workload."""
+    nb_waves, phases = WAVES[number]
+    rng = np.random.default_rng(seed)
+    jobs, profiles = [], {}
+    for wave in range(1, nb_waves + 1):
+        apps = [app for app, count in phases for _ in range(count)]
+        wave_jobs, wave_profiles = job_mix(apps, rng, len(jobs) + 1, (wave - 1) * wave_interval, wave)
+        jobs += wave_jobs
+        profiles.update(wave_profiles)
+    return {"nb_res": NB_NODES, "jobs": jobs, "profiles": dict(sorted(profiles.items()))}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", type=int, choices=sorted(WAVES), required=True)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--wave-interval", type=float, default=0.0,
+                        help="seconds between the submissions of two waves (default 0: all at t = 0)")
+    args = parser.parse_args(argv)
+    json.dump(stria_workload(args.workload, args.seed, args.wave_interval), sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
