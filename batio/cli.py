@@ -1,6 +1,8 @@
 """`batio`: run pybatsim schedulers on SimGrid platforms and Batsim workloads.
 
     batio run --platform P --workload W --scheduler S [--options JSON] --out DIR
+    batio compare --platform P --workload W --schedulers A,B,C --out DIR
+    batio sweep CONFIG.yaml [--workers N] [--scheduler-address ADDR]
     batio list
 """
 
@@ -13,7 +15,7 @@ from batio import catalog, metrics
 from batio.engine.run import MODES, RunSpec, simulate
 from batio.errors import BatioError, InputError
 
-ENGINES = ("embedded", "batsim")
+ENGINES = ("embedded", "batsim", "docker")
 
 
 def _options(text):
@@ -80,6 +82,10 @@ def command_run(args):
         from batio.batsim_binary import run_with_batsim
         run_with_batsim(spec)
         nb_compute = None
+    elif args.engine == "docker":
+        from batio.docker_engine import run_with_docker
+        run_with_docker(spec)
+        nb_compute = None
     else:
         progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
         try:
@@ -98,6 +104,50 @@ def command_run(args):
     print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
           + (", _io.csv" if args.engine == "embedded" else ""))
     return 0
+
+
+def _print_tables(table, baseline):
+    from batio import report
+    summary = report.summary_table(table, baseline)
+    for (platform, workload, engine), group in report.groups_of(summary):
+        print(f"{workload} on {platform} ({engine} engine)"
+              + (f", ratios to {baseline}" if baseline else "") + ":")
+        print(report.format_text(group, baseline))
+
+
+def _runs_outcome(table, counts, out, report_path):
+    print(f"runs: {counts['planned']} planned (reference runs included), {counts['ran']} run now, "
+          f"{counts['skipped']} already finished")
+    print(f"results: {Path(out).resolve() / 'results.csv'}")
+    print(f"report:  {report_path}")
+    failed = int((table["status"] != "ok").sum())
+    if failed:
+        print(f"batio: {failed} of {len(table)} runs failed: see the error column of results.csv", file=sys.stderr)
+        return 1
+    return 0
+
+
+def command_compare(args):
+    from batio.compare import comparison_grid, compare
+    run_options = {"mode": args.mode, "io_sample_period": args.io_sample_period, "timeout": args.timeout}
+    grid = comparison_grid(args.platform, args.workload, args.schedulers, args.options_of, args.seeds,
+                           args.baseline, args.engine, io_slowdown=not args.no_io_slowdown, run_options=run_options)
+    table, counts, report_path = compare(grid, args.out, workers=args.workers,
+                                         progress=not args.quiet and sys.stderr.isatty())
+    _print_tables(table, grid.baseline)
+    return _runs_outcome(table, counts, args.out, report_path)
+
+
+def command_sweep(args):
+    from batio.sweep import load_config, run_grid
+    grid = load_config(args.config)
+    out = Path(args.out) if args.out else Path("out") / "sweeps" / Path(args.config).stem
+    table, counts, report_path = run_grid(grid, out, workers=args.workers, scheduler_address=args.scheduler_address,
+                                          retry_failed=args.retry_failed, progress=not args.quiet,
+                                          title=f"sweep {Path(args.config).name}")
+    if table["platform"].nunique() * table["workload"].nunique() * table["engine"].nunique() <= 4:
+        _print_tables(table, grid.baseline)
+    return _runs_outcome(table, counts, out, report_path)
 
 
 def command_list(_args):
@@ -119,7 +169,8 @@ def parser():
     run.add_argument("--scheduler", required=True, help="pybatsim scheduler file, or a batio/pybatsim name")
     run.add_argument("--options", default="{}", help="scheduler options as JSON (pybatsim's -o)")
     run.add_argument("--engine", choices=ENGINES, default="embedded",
-                     help="embedded: batio's SimGrid engine (default); batsim: a `batsim` binary on PATH")
+                     help="embedded: batio's SimGrid engine (default); batsim: a `batsim` binary on PATH; "
+                          "docker: the Batsim image of docker-compose.yml, started by batio")
     run.add_argument("--mode", choices=MODES, default="inprocess",
                      help="embedded engine: drive the scheduler in-process (default) or over ZeroMQ")
     run.add_argument("--out", required=True, help="output folder (files out_jobs.csv, ...)")
@@ -140,6 +191,39 @@ def parser():
                           "served (the model of seed paper 001); default: fair sharing, as in Batsim")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=command_run)
+
+    comparison = commands.add_parser("compare", help="several schedulers on one platform and workload: "
+                                                     "table with ratios to a baseline, plots, report")
+    comparison.add_argument("--platform", required=True, help="platform XML file or bundled name")
+    comparison.add_argument("--workload", required=True,
+                            help="workload JSON file or bundled name, or a generator MODULE:FUNCTION "
+                                 "(e.g. batio.workloads.demo:demo_workload) called with seed=1..K")
+    comparison.add_argument("--schedulers", required=True,
+                            help="comma-separated schedulers: batio/pybatsim names, .py files, batsched:VARIANT")
+    comparison.add_argument("--options-of", action="append", default=[], metavar="NAME=JSON",
+                            help="options of one scheduler, e.g. --options-of easy='{\"order\": \"sjf\"}'")
+    comparison.add_argument("--seeds", type=int, help="K: run on the generator's workloads for seeds 1..K")
+    comparison.add_argument("--baseline", help="the scheduler the ratios are to (default: the first)")
+    comparison.add_argument("--engine", choices=ENGINES, default="embedded")
+    comparison.add_argument("--out", required=True, help="output folder: report/, results.csv, runs/")
+    comparison.add_argument("--workers", type=int, default=0,
+                            help="runs at once on a local Dask cluster (default 0: one after the other)")
+    comparison.add_argument("--no-io-slowdown", action="store_true",
+                            help="skip the reference run (jobs alone) the I/O slowdown needs")
+    comparison.add_argument("--mode", choices=MODES, default="inprocess", help="embedded engine's protocol mode")
+    comparison.add_argument("--timeout", type=float, default=60.0, help="socket mode: longest wait for one reply")
+    comparison.add_argument("--io-sample-period", type=float, default=1.0, help="seconds between _io.csv samples")
+    comparison.add_argument("--quiet", action="store_true", help="no progress bar")
+    comparison.set_defaults(handler=command_compare)
+
+    sweep = commands.add_parser("sweep", help="a grid of runs from a YAML file (docs/sweeps.md), in parallel on Dask")
+    sweep.add_argument("config", help="the sweep's YAML file")
+    sweep.add_argument("--out", help="output folder (default out/sweeps/CONFIG_NAME); rerunning resumes")
+    sweep.add_argument("--workers", type=int, help="local Dask worker processes (default: one per CPU)")
+    sweep.add_argument("--scheduler-address", help="run on an existing Dask cluster, e.g. tcp://10.0.0.1:8786")
+    sweep.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.set_defaults(handler=command_sweep)
 
     listing = commands.add_parser("list", help="list bundled platforms, workloads and schedulers")
     listing.set_defaults(handler=command_list)

@@ -1,0 +1,95 @@
+"""`batio compare`: several schedulers on one platform and one workload, side by side.
+
+Seeds apply to workload generators: with ``--workload MODULE:FUNCTION`` (or
+``FILE.py:FUNCTION``) each scheduler runs on the workloads the generator
+makes with seeds 1..K (``--seeds K``, default 1); a workload file is the
+same on every run and runs once (the engine is deterministic), so
+``--seeds`` with a file is an error. A scheduler that takes a seed of its
+own gets it through its options (``--options-of NAME='{"seed": 3}'``), or
+a grid in a sweep.
+
+The comparison is a grid of ``batio.sweep`` with one platform and one
+workload: the same run folders, resuming, table and report
+(``batio.report``), with every metric also given as a ratio to the
+baseline (the first scheduler unless ``--baseline``).
+"""
+
+import json
+from pathlib import Path
+
+from batio import catalog
+from batio.errors import InputError
+from batio.sweep import Grid, Policy, WorkloadSource, check_grid, is_batsched, is_generator, load_generator, run_grid
+
+
+def parse_schedulers(text):
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise InputError("--schedulers", "expected names separated by commas, e.g. fcfs,easy,conservative")
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise InputError("--schedulers", f"{duplicates[0]!r} is given twice; to compare option sets use "
+                                         "`batio sweep` with a grid")
+    return names
+
+
+def parse_options_of(pairs, schedulers):
+    """``--options-of NAME=JSON`` (repeated) -> {NAME: options}."""
+    options = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep:
+            raise InputError("--options-of", f"expected NAME='{{\"key\": value}}', got {pair!r}")
+        if name not in schedulers:
+            raise InputError("--options-of", f"{name!r} is not one of --schedulers ({', '.join(schedulers)})")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError("--options-of", f"{name}: malformed JSON: {error}") from None
+        if not isinstance(value, dict):
+            raise InputError("--options-of", f"{name}: must be a JSON object, e.g. '{{\"backfill_max\": 2}}'")
+        options[name] = value
+    return options
+
+
+def workload_source(name):
+    if is_generator(name) and not Path(name).is_file():
+        load_generator(name, "--workload", None)
+        return WorkloadSource(name.rpartition(":")[2], generator=name)
+    return WorkloadSource(Path(name).stem, path=str(Path(catalog.workload_path(name)).resolve()))
+
+
+def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, baseline=None, engine="embedded",
+                    io_slowdown=True, run_options=None):
+    """The grid of a comparison, from ``batio compare``'s arguments."""
+    names = parse_schedulers(schedulers) if isinstance(schedulers, str) else list(schedulers)
+    options = parse_options_of(options_of, names)
+    source = workload_source(workload)
+    if seeds is not None and source.path:
+        raise InputError("--seeds", f"workload {workload!r} is a file, the same on every run: seeds apply to "
+                                    "workload generators (--workload MODULE:FUNCTION, e.g. "
+                                    "batio.workloads.demo:demo_workload)")
+    if seeds is not None and seeds < 1:
+        raise InputError("--seeds", f"expected a number of seeds >= 1, got {seeds}")
+    # A scheduler file is labelled by its name without folder and suffix, as pybatsim names its class.
+    labels = {name: Path(name).stem if not is_batsched(name) and (name.endswith(".py") or "/" in name) else name
+              for name in names}
+    if baseline is not None and baseline not in names:
+        raise InputError("--baseline", f"{baseline!r} is not one of --schedulers ({', '.join(names)})")
+    policies = [Policy(labels[name], name, options.get(name, {})) for name in names]
+    command = " ".join([f"batio compare --platform {platform} --workload {workload} --schedulers {','.join(names)}"]
+                       + [f"--options-of '{pair}'" for pair in options_of] + ([f"--seeds {seeds}"] if seeds else [])
+                       + [f"--engine {engine}"])
+    platform_file = str(Path(catalog.platform_path(platform)).resolve())
+    grid = Grid(source="batio compare", made_from=command, platforms=[(Path(platform).stem, platform_file)],
+                workloads=[source], policies=policies, seeds=list(range(1, (seeds or 1) + 1)), engines=[engine],
+                baseline=labels[baseline] if baseline is not None else policies[0].label,
+                io_slowdown=io_slowdown, run_options=dict(run_options or {}))
+    check_grid(grid)
+    return grid
+
+
+def compare(grid, out, workers=0, progress=True):
+    """Run the comparison (one run after the other unless ``workers``); see ``sweep.run_grid``."""
+    return run_grid(grid, out, workers=workers, progress=progress,
+                    title=f"comparison: {', '.join(p.label for p in grid.policies)}")

@@ -1,0 +1,725 @@
+"""Sweeps: a grid of runs, each written atomically, run in parallel on Dask,
+gathered into one tidy table.
+
+A grid is platforms x workloads (x seeds, for workload generators) x
+policies (a scheduler with its options) x engines; its YAML form is
+described in docs/sweeps.md. ``batio compare`` builds a one-platform,
+one-workload grid from its arguments and runs it through the same code.
+
+Every run writes into a temporary folder of ``OUT/runs`` that is renamed to
+``OUT/runs/RUN_ID`` once complete, with ``result.json`` (its row of the
+table) next to Batsim's output files; a run whose folder exists is
+finished, so rerunning a sweep after a crash only runs what is missing. The
+run id ends with a hash of everything that determines the result (input
+files' SHA-256, options, engine, batio version): changing an input makes new
+runs instead of reusing stale ones. A failed run is finished too, with its
+error in its row (``--retry-failed`` runs those again).
+
+For the I/O slowdown (see ``job_io_slowdowns``) each platform x workload
+instance also gets a *reference run*: the same jobs submitted one after the
+other, each after the previous one's walltime, so that every job runs alone.
+"""
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+import hashlib
+import importlib
+import importlib.util
+import json
+import math
+import multiprocessing
+import os
+from pathlib import Path
+import re
+import shutil
+import sys
+import time
+import traceback
+import uuid
+
+import pandas as pd
+
+from batio import __version__, catalog, metrics
+from batio.engine.run import MODES, RunSpec, file_digest
+from batio.errors import BatioError, EngineError, InputError
+
+ENGINES = ("embedded", "batsim", "docker")
+BATSCHED_PREFIX = "batsched:"
+METRICS = ("jobs", "succeeded", "makespan", "mean_wait", "max_wait", "mean_slowdown", "max_slowdown",
+           "utilisation", "bytes_moved", "mean_io_slowdown", "max_io_slowdown")
+RESULTS_FILE = "results.csv"
+RESULT_FILE = "result.json"   # in each run folder: the run's row
+REFERENCE_SCHEDULER = "fcfs"
+# Between two jobs of a reference workload: more than Batsim's message
+# latencies, so that the next job never starts while the previous one ends.
+REFERENCE_GAP_S = 1.0
+# The reference run's I/O timeline is not used; a long period keeps its
+# monitor from waking every second of a simulated time that sums walltimes.
+REFERENCE_IO_SAMPLE_PERIOD = 1e6
+
+CONFIG_KEYS = {
+    "platforms": "a list of platform files or bundled names",
+    "workloads": "a list of workload files, bundled names or {generator: MODULE:FUNCTION, args: {...}, name: ...}",
+    "schedulers": "a list of scheduler names or {scheduler: NAME, options: {...}, grid: {...}, label: ...}",
+    "seeds": "a list of integers, or a count K meaning seeds 1..K (workload generators only)",
+    "engines": f"a list among {', '.join(ENGINES)}",
+    "baseline": "the label of the policy the others are compared with",
+    "io_slowdown": "true (default) or false: run the reference runs the I/O slowdown needs",
+    "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds}",
+}
+REQUIRED_KEYS = ("platforms", "workloads", "schedulers")
+WORKLOAD_KEYS = ("generator", "args", "name")
+SCHEDULER_KEYS = ("scheduler", "options", "grid", "label")
+RUN_OPTIONS = {"mode": "inprocess or socket", "io_sample_period": "a number of seconds > 0",
+               "timeout": "a number of seconds > 0"}
+
+
+# -- the grid ---------------------------------------------------------------------------
+@dataclass
+class WorkloadSource:
+    label: str
+    path: str | None = None        # a workload file; seeds do not apply
+    generator: str | None = None   # "module:function" or "file.py:function", called with seed=S
+    args: dict = field(default_factory=dict)
+
+
+@dataclass
+class Policy:
+    label: str
+    scheduler: str                 # as written: batio/pybatsim name, .py file, or batsched:VARIANT
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Grid:
+    source: str                    # the config file (or command) errors name
+    platforms: list                # [(label, path)]
+    workloads: list                # [WorkloadSource]
+    policies: list                 # [Policy]
+    seeds: list = field(default_factory=lambda: [1])
+    engines: list = field(default_factory=lambda: ["embedded"])
+    baseline: str | None = None
+    io_slowdown: bool = True
+    run_options: dict = field(default_factory=dict)
+    made_from: str | None = None   # what the report says the grid came from (default: source)
+
+
+@dataclass
+class PlannedRun:
+    """One simulation of the grid, with everything a worker needs (paths are absolute)."""
+    run_id: str
+    kind: str                      # "policy", or "reference" (jobs run alone, for the I/O slowdown)
+    policy: str
+    scheduler: str                 # scheduler file, or batsched:VARIANT
+    options: dict                  # as the scheduler receives them (presets included)
+    platform: str
+    platform_file: str
+    workload: str
+    workload_file: str
+    seed: int | None
+    engine: str
+    run_options: dict
+    sha256: dict                   # platform, workload, scheduler -> SHA-256 (scheduler: None for batsched)
+    reference_run: str | None = None
+
+    def identity(self):
+        """The row fields that say what the run is."""
+        return {"run_id": self.run_id, "kind": self.kind, "policy": self.policy, "scheduler": self.scheduler,
+                "options": json.dumps(self.options, sort_keys=True), "platform": self.platform,
+                "workload": self.workload, "seed": self.seed, "engine": self.engine,
+                "platform_file": self.platform_file, "workload_file": self.workload_file,
+                "platform_sha256": self.sha256["platform"], "workload_sha256": self.sha256["workload"],
+                "scheduler_sha256": self.sha256["scheduler"], "batio_version": __version__,
+                "run_dir": f"runs/{self.run_id}", "reference_run": self.reference_run}
+
+
+def slug(text, limit=48):
+    """``text`` as a file-name fragment."""
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", str(text)).strip("_.")[:limit] or "x"
+
+
+def is_batsched(scheduler):
+    return scheduler.startswith(BATSCHED_PREFIX)
+
+
+def is_generator(name):
+    """``module:function`` or ``path/file.py:function`` (a workload generator), not a file name."""
+    target, sep, function = name.rpartition(":")
+    return bool(sep and target and function.isidentifier())
+
+
+# -- reading the YAML config ----------------------------------------------------------
+def load_config(path):
+    """Read and check a sweep config; every error names the file and the key."""
+    import yaml
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such sweep config file")
+    try:
+        config = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise InputError(path, f"not valid YAML{where}: {problem}") from None
+    if not isinstance(config, dict):
+        raise InputError(path, "must be a YAML mapping with keys " + ", ".join(REQUIRED_KEYS))
+    for key in config:
+        if key not in CONFIG_KEYS:
+            raise InputError(path, f"unknown key (known keys: {', '.join(CONFIG_KEYS)})", field=key)
+    for key in REQUIRED_KEYS:
+        if key not in config:
+            raise InputError(path, f"missing: expected {CONFIG_KEYS[key]}", field=key)
+    base = path.resolve().parent
+    grid = Grid(
+        source=str(path),
+        platforms=[_platform(name, base, path, f"platforms[{i}]") for i, name in
+                   enumerate(_list_of(config, "platforms", path))],
+        workloads=[_workload(entry, base, path, f"workloads[{i}]") for i, entry in
+                   enumerate(_list_of(config, "workloads", path))],
+        policies=[policy for i, entry in enumerate(_list_of(config, "schedulers", path))
+                  for policy in _policies(entry, base, path, f"schedulers[{i}]")],
+        seeds=_seeds(config.get("seeds", [1]), path),
+        engines=_engines(config.get("engines", ["embedded"]), path),
+        baseline=config.get("baseline"),
+        io_slowdown=config.get("io_slowdown", True),
+        run_options=_run_options(config.get("run_options", {}), path),
+    )
+    if not isinstance(grid.io_slowdown, bool):
+        raise InputError(path, f"expected true or false, got {grid.io_slowdown!r}", field="io_slowdown")
+    check_grid(grid)
+    return grid
+
+
+def _list_of(config, key, source):
+    value = config[key]
+    if isinstance(value, (str, dict)):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise InputError(source, f"expected {CONFIG_KEYS[key]}, got {value!r}", field=key)
+    return value
+
+
+def _as_input_path(name, base, suffix):
+    """Paths in a config are relative to its folder; bundled names stay names."""
+    if Path(name).suffix == suffix or "/" in name:
+        return str(base / name)
+    return name
+
+
+def _platform(name, base, source, where):
+    if not isinstance(name, str):
+        raise InputError(source, f"expected a platform file or bundled name, got {name!r}", field=where)
+    try:
+        path = catalog.platform_path(_as_input_path(name, base, ".xml"))
+    except InputError as error:
+        raise InputError(source, str(error), field=where) from None
+    return (Path(name).stem, str(Path(path).resolve()))
+
+
+def _workload(entry, base, source, where):
+    if isinstance(entry, str):
+        if is_generator(entry):
+            entry = {"generator": entry}
+        else:
+            try:
+                path = catalog.workload_path(_as_input_path(entry, base, ".json"))
+            except InputError as error:
+                raise InputError(source, str(error), field=where) from None
+            return WorkloadSource(Path(entry).stem, path=str(Path(path).resolve()))
+    if not isinstance(entry, dict):
+        raise InputError(source, f"expected {CONFIG_KEYS['workloads']}, got {entry!r}", field=where)
+    for key in entry:
+        if key not in WORKLOAD_KEYS:
+            raise InputError(source, f"unknown key (known keys: {', '.join(WORKLOAD_KEYS)})", field=f"{where}.{key}")
+    if "generator" not in entry:
+        raise InputError(source, "missing: expected MODULE:FUNCTION or FILE.py:FUNCTION", field=f"{where}.generator")
+    generator, args = entry["generator"], entry.get("args", {})
+    if not isinstance(generator, str) or not is_generator(generator):
+        raise InputError(source, f"expected MODULE:FUNCTION or FILE.py:FUNCTION, got {generator!r}",
+                         field=f"{where}.generator")
+    if not isinstance(args, dict):
+        raise InputError(source, f"expected a mapping of keyword arguments, got {args!r}", field=f"{where}.args")
+    target, _, function = generator.rpartition(":")
+    if target.endswith(".py") or "/" in target:
+        generator = f"{base / target}:{function}"
+    label = entry.get("name") or function
+    load_generator(generator, source, f"{where}.generator")  # fail now, not in every run
+    return WorkloadSource(str(label), generator=generator, args=args)
+
+
+def _policies(entry, base, source, where):
+    """A scheduler entry; its ``grid`` options make one policy per combination."""
+    if isinstance(entry, str):
+        entry = {"scheduler": entry}
+    if not isinstance(entry, dict):
+        raise InputError(source, f"expected {CONFIG_KEYS['schedulers']}, got {entry!r}", field=where)
+    for key in entry:
+        if key not in SCHEDULER_KEYS:
+            raise InputError(source, f"unknown key (known keys: {', '.join(SCHEDULER_KEYS)})", field=f"{where}.{key}")
+    if "scheduler" not in entry:
+        raise InputError(source, "missing: expected a scheduler name or file", field=f"{where}.scheduler")
+    name, options, grid = entry["scheduler"], entry.get("options", {}), entry.get("grid", {})
+    if not isinstance(name, str):
+        raise InputError(source, f"expected a scheduler name or file, got {name!r}", field=f"{where}.scheduler")
+    for key, value in (("options", options), ("grid", grid)):
+        if not isinstance(value, dict):
+            raise InputError(source, f"expected a mapping, got {value!r}", field=f"{where}.{key}")
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise InputError(source, f"expected a non-empty list of values, got {values!r}", field=f"{where}.grid.{key}")
+    scheduler = name if is_batsched(name) else _as_input_path(name, base, ".py")
+    label = str(entry.get("label") or (name if is_batsched(name) else Path(name).stem))
+    combinations = [{}]
+    for key, values in grid.items():
+        combinations = [{**done, key: value} for done in combinations for value in values]
+    policies = []
+    for combination in combinations:
+        suffix = ",".join(f"{key}={json.dumps(value)}" for key, value in combination.items())
+        policies.append(Policy(f"{label}[{suffix}]" if suffix else label, scheduler, {**options, **combination}))
+    return policies
+
+
+def _seeds(value, source):
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return list(range(1, value + 1))
+    if (isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) for s in value)
+            and len(set(value)) == len(value)):
+        return value
+    raise InputError(source, f"expected {CONFIG_KEYS['seeds']} (distinct), got {value!r}", field="seeds")
+
+
+def _engines(value, source):
+    value = [value] if isinstance(value, str) else value
+    if not isinstance(value, list) or not value or any(engine not in ENGINES for engine in value):
+        raise InputError(source, f"expected {CONFIG_KEYS['engines']}, got {value!r}", field="engines")
+    return value
+
+
+def _run_options(value, source):
+    if not isinstance(value, dict):
+        raise InputError(source, f"expected {CONFIG_KEYS['run_options']}, got {value!r}", field="run_options")
+    for key, given in value.items():
+        if key not in RUN_OPTIONS:
+            raise InputError(source, f"unknown key (known keys: {', '.join(RUN_OPTIONS)})", field=f"run_options.{key}")
+        number = isinstance(given, (int, float)) and not isinstance(given, bool)
+        if (key == "mode" and given not in MODES) or (key != "mode" and not (number and given > 0)):
+            raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=f"run_options.{key}")
+    return value
+
+
+def check_grid(grid):
+    """What a config and ``batio compare`` arguments must both satisfy."""
+    for axis, labels in (("platforms", [label for label, _ in grid.platforms]),
+                         ("workloads", [w.label for w in grid.workloads]),
+                         ("schedulers", [p.label for p in grid.policies])):
+        duplicates = sorted({label for label in labels if labels.count(label) > 1})
+        if duplicates:
+            raise InputError(grid.source, f"two entries are labelled {duplicates[0]!r}: give one a "
+                                          f"{'label' if axis == 'schedulers' else 'name'}", field=axis)
+    if grid.baseline is not None and grid.baseline not in [p.label for p in grid.policies]:
+        raise InputError(grid.source, f"{grid.baseline!r} is not a policy of this grid "
+                                      f"(policies: {', '.join(p.label for p in grid.policies)})", field="baseline")
+    for policy in grid.policies:
+        if is_batsched(policy.scheduler):
+            if not policy.scheduler[len(BATSCHED_PREFIX):]:
+                raise InputError(grid.source, "expected batsched:VARIANT, e.g. batsched:easy_bf", field="schedulers")
+            if "embedded" in grid.engines:
+                raise InputError(grid.source, f"{policy.scheduler} is a batsched (C++) scheduler: it runs only "
+                                              "against real Batsim (engines: [batsim] or [docker])", field="engines")
+        else:
+            try:
+                catalog.scheduler_file_and_options(policy.scheduler, policy.options)
+            except InputError as error:
+                raise InputError(grid.source, str(error), field="schedulers") from None
+
+
+# -- workload generators ----------------------------------------------------------------
+def load_generator(reference, source, where):
+    target, _, function = reference.rpartition(":")
+    if target.endswith(".py") or "/" in target:
+        if not Path(target).is_file():
+            raise InputError(source, f"no such generator file {target}", field=where)
+        spec = importlib.util.spec_from_file_location(f"batio_generator_{slug(Path(target).stem)}", target)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:  # noqa: BLE001 - any error in the user's file
+            raise InputError(source, f"cannot load {target}: {type(error).__name__}: {error}", field=where) from None
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as error:
+            raise InputError(source, f"cannot import generator module {target!r}: {error}", field=where) from None
+    generate = getattr(module, function, None)
+    if not callable(generate):
+        raise InputError(source, f"{target} has no function {function!r}", field=where)
+    return generate
+
+
+def _write_if_changed(path, text):
+    """Write atomically, and not at all when the file already holds ``text``."""
+    path = Path(path)
+    if path.exists() and path.read_text() == text:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def generate_workload(source, seed, folder, grid_source):
+    """Call the generator with ``seed`` and write its workload (JSON as the bundled ones are)."""
+    generate = load_generator(source.generator, grid_source, "workloads")
+    try:
+        workload = generate(seed=seed, **source.args)
+    except Exception as error:  # noqa: BLE001 - any error in the user's generator
+        raise InputError(grid_source, f"generator {source.generator} failed with seed {seed} and args "
+                                      f"{source.args}: {type(error).__name__}: {error}", field="workloads") from None
+    if not isinstance(workload, dict) or "jobs" not in workload:
+        raise InputError(grid_source, f"generator {source.generator} must return a workload dict with 'jobs', "
+                                      f"got {type(workload).__name__}", field="workloads")
+    path = Path(folder) / f"{slug(source.label)}-s{seed}.json"
+    _write_if_changed(path, json.dumps(workload, indent=1) + "\n")
+    return str(path)
+
+
+def alone_workload(workload):
+    """The reference workload: the same jobs and profiles, each submitted
+    after the previous one's walltime (plus a gap), so that FCFS runs every
+    job alone on the machine. None when a job has no walltime (nothing then
+    bounds how long it holds the machine)."""
+    jobs = sorted(workload["jobs"], key=lambda job: job["subtime"])
+    if any(job.get("walltime", -1) <= 0 for job in jobs):
+        return None
+    alone, submit = [], 0.0
+    for job in jobs:
+        alone.append({**job, "subtime": submit})
+        submit += job["walltime"] + REFERENCE_GAP_S
+    return {**workload, "jobs": alone}
+
+
+# -- planning ---------------------------------------------------------------------------
+def _run_id(kind, label, workload, seed, platform, engine, key):
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+    seed_part = "" if seed is None else f"-s{seed}"
+    return f"{slug(label, 32)}-{slug(workload, 24)}{seed_part}-{slug(platform, 24)}-{engine}-{digest}"
+
+
+def _planned(kind, policy_label, scheduler, options, platform, workload_label, workload_file, seed, engine,
+             run_options, digest, reference_run=None):
+    platform_label, platform_file = platform
+    sha = {"platform": digest(platform_file), "workload": digest(workload_file),
+           "scheduler": None if is_batsched(scheduler) else digest(scheduler)}
+    key = {"sha256": sha, "scheduler": scheduler if is_batsched(scheduler) else None, "options": options,
+           "engine": engine, "run_options": run_options, "batio": __version__, "kind": kind}
+    return PlannedRun(_run_id(kind, policy_label, workload_label, seed, platform_label, engine, key), kind,
+                      policy_label, scheduler, options, platform_label, platform_file, workload_label,
+                      workload_file, seed, engine, run_options, sha, reference_run)
+
+
+def plan(grid, out):
+    """Every run of ``grid`` (generating the workloads in ``OUT/workloads``), reference runs first."""
+    workloads_dir = Path(out) / "workloads"
+    digests = {}
+
+    def digest(path):  # every input is hashed once, however many runs use it
+        if path not in digests:
+            digests[path] = file_digest(path)
+        return digests[path]
+
+    instances = []  # (label, workload file, seed, reference workload file or None)
+    for source in grid.workloads:
+        files = ([(source.path, None)] if source.path else
+                 [(generate_workload(source, seed, workloads_dir, grid.source), seed) for seed in grid.seeds])
+        for workload_file, seed in files:
+            alone_file = None
+            alone = alone_workload(json.loads(Path(workload_file).read_text())) if grid.io_slowdown else None
+            if alone is not None:
+                alone_file = str(workloads_dir / f"{Path(workload_file).stem}-{digest(workload_file)[:8]}-alone.json")
+                _write_if_changed(alone_file, json.dumps(alone, indent=1) + "\n")
+            instances.append((source.label, workload_file, seed, alone_file))
+    reference_scheduler, reference_options = catalog.scheduler_file_and_options(REFERENCE_SCHEDULER)
+    reference_run_options = {**grid.run_options, "io_sample_period": REFERENCE_IO_SAMPLE_PERIOD}
+    policies = []
+    for policy in grid.policies:
+        if is_batsched(policy.scheduler):
+            policies.append((policy, policy.scheduler, policy.options))
+        else:
+            scheduler, options = catalog.scheduler_file_and_options(policy.scheduler, policy.options)
+            policies.append((policy, str(Path(scheduler).resolve()), options))
+    references, runs = [], []
+    for platform in grid.platforms:
+        for label, workload_file, seed, alone_file in instances:
+            for engine in grid.engines:
+                reference = None
+                if alone_file:
+                    reference = _planned("reference", "alone", str(Path(reference_scheduler).resolve()),
+                                         reference_options, platform, label, alone_file, seed, engine,
+                                         reference_run_options, digest)
+                    references.append(reference)
+                for policy, scheduler, options in policies:
+                    runs.append(_planned("policy", policy.label, scheduler, options, platform, label, workload_file,
+                                         seed, engine, grid.run_options, digest,
+                                         reference.run_id if reference else None))
+    return references + runs
+
+
+# -- running one simulation ----------------------------------------------------------------
+def _spec(run, prefix):
+    options = run.run_options
+    return RunSpec(platform=run.platform_file, workloads=[run.workload_file], scheduler=run.scheduler,
+                   out_prefix=str(prefix), options=run.options, mode=options.get("mode", "inprocess"),
+                   timeout_s=options.get("timeout", 60.0), io_sample_period=options.get("io_sample_period", 1.0))
+
+
+def _simulate(run, spec):
+    """Run ``spec`` on the run's engine; return the number of compute hosts."""
+    started = time.perf_counter()
+    if run.engine == "embedded":
+        from batio.engine.run import simulate
+        return simulate(spec)["nb_compute"]
+    from batio import docker_engine
+    if run.engine == "docker":
+        docker_engine.run_with_docker(spec)
+    elif is_batsched(run.scheduler):
+        docker_engine.run_with_batsim_binary(spec)
+    else:
+        from batio.batsim_binary import run_with_batsim
+        try:
+            run_with_batsim(spec)
+        except BatioError as error:
+            docker_engine.write_run_record(spec, "batsim", time.perf_counter() - started, error=str(error))
+            raise
+        docker_engine.write_run_record(spec, "batsim", time.perf_counter() - started)
+    return None  # summarize reads it from out_run.json
+
+
+def _publish(temporary, final):
+    """Make the finished run visible in one rename (replacing a failed attempt)."""
+    if final.exists():
+        stale = final.with_name(f".stale-{final.name}-{uuid.uuid4().hex[:8]}")
+        os.rename(final, stale)
+        os.rename(temporary, final)
+        shutil.rmtree(stale, ignore_errors=True)
+    else:
+        os.rename(temporary, final)
+
+
+def _rebase_run_record(prefix, final_prefix):
+    """out_run.json was written in the temporary folder: point it at the final one."""
+    path = Path(f"{prefix}_run.json")
+    if path.exists():
+        record = json.loads(path.read_text())
+        record.setdefault("spec", {})["out_prefix"] = str(final_prefix)
+        path.write_text(json.dumps(record, indent=1))
+
+
+def execute_run(run, out):
+    """Simulate one planned run into ``OUT/runs/RUN_ID``; return its row. Never raises for a
+    failed simulation: the row says ``status: failed`` with the error."""
+    runs_dir = Path(out) / "runs"
+    final = runs_dir / run.run_id
+    temporary = runs_dir / f".tmp-{run.run_id}-{uuid.uuid4().hex[:8]}"
+    temporary.mkdir(parents=True)
+    prefix = temporary / "out"
+    row = run.identity()
+    started = time.perf_counter()
+    try:
+        nb_compute = _simulate(run, _spec(run, prefix))
+        row.update(metrics.summarize(prefix, nb_compute))
+        row.update(status="ok", error="")
+    except BatioError as error:
+        row.update(status="failed", error=str(error))
+    except Exception as error:  # noqa: BLE001 - a bug must not stop the sweep: keep its traceback
+        (temporary / "traceback.log").write_text(traceback.format_exc())
+        row.update(status="failed", error=f"unexpected {type(error).__name__}: {error} "
+                                          f"(traceback in {final / 'traceback.log'})")
+    row["wall_time_s"] = time.perf_counter() - started
+    _rebase_run_record(prefix, final / "out")
+    (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
+    _publish(temporary, final)
+    return row
+
+
+def record_lost_run(run, out, error):
+    """A run whose worker died: still a row, with the error."""
+    runs_dir = Path(out) / "runs"
+    temporary = runs_dir / f".tmp-{run.run_id}-{uuid.uuid4().hex[:8]}"
+    temporary.mkdir(parents=True)
+    row = {**run.identity(), "status": "failed", "error": f"the run's worker failed: {type(error).__name__}: {error}"}
+    (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
+    _publish(temporary, runs_dir / run.run_id)
+    return row
+
+
+def read_result(run, out):
+    path = Path(out) / "runs" / run.run_id / RESULT_FILE
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+# -- running many, on Dask ---------------------------------------------------------------
+def _worker_is_daemonic():
+    return multiprocessing.current_process().daemon
+
+
+@contextmanager
+def dask_client(workers=None, scheduler_address=None):
+    """A Dask client on an existing cluster, or on a LocalCluster of ``workers`` processes."""
+    import logging
+    import dask
+    from dask.distributed import Client, LocalCluster
+    cluster = None
+    if scheduler_address:
+        try:
+            client = Client(scheduler_address, timeout="10s")
+        except (OSError, TimeoutError) as error:
+            raise EngineError(f"--scheduler-address {scheduler_address}: no Dask scheduler answers ({error})") from None
+        daemonic = [worker for worker, flag in client.run(_worker_is_daemonic).items() if flag]
+        if daemonic:
+            client.close()
+            raise EngineError(f"the Dask workers at {scheduler_address} run as daemonic processes, which cannot "
+                              "start the simulation processes; start them with "
+                              f"DASK_DISTRIBUTED__WORKER__DAEMON=False dask worker {scheduler_address}")
+    else:
+        # Each simulation runs in its own child process (SimGrid allows one
+        # engine per process): workers must be allowed to have children.
+        with dask.config.set({"distributed.worker.daemon": False}):
+            cluster = LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _progress_bar(total, enabled):
+    from tqdm import tqdm
+    return tqdm(total=total, unit="run", desc="runs", file=sys.stderr, disable=not enabled or None)
+
+
+def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False, progress=True):
+    """Run the runs not finished yet: in this process one after the other when
+    ``workers == 0``, else on Dask. Returns counts: planned, ran, skipped, failed."""
+    out = Path(out)
+    runs_dir = out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in list(runs_dir.glob(".tmp-*")) + list(runs_dir.glob(".stale-*")):
+        shutil.rmtree(leftover, ignore_errors=True)  # from a sweep that crashed mid-run
+    todo = []
+    for run in runs:
+        result = read_result(run, out)
+        if result is None or (retry_failed and result["status"] != "ok"):
+            todo.append(run)
+    counts = {"planned": len(runs), "ran": len(todo), "skipped": len(runs) - len(todo), "failed": 0}
+    if not todo:
+        return counts
+    bar = _progress_bar(len(todo), progress)
+    try:
+        if workers == 0:
+            for run in todo:
+                row = execute_run(run, out)
+                counts["failed"] += row["status"] != "ok"
+                bar.update()
+        else:
+            from dask.distributed import as_completed
+            with dask_client(workers, scheduler_address) as client:
+                futures = {client.submit(execute_run, run, str(out), key=f"batio-{run.run_id}", pure=False): run
+                           for run in todo}
+                for future in as_completed(futures):
+                    try:
+                        row = future.result()
+                    except Exception as error:  # noqa: BLE001 - a dead worker: keep the run as a failed row
+                        row = record_lost_run(futures[future], out, error)
+                    counts["failed"] += row["status"] != "ok"
+                    bar.set_postfix_str(f"{counts['failed']} failed", refresh=False)
+                    bar.update()
+    finally:
+        bar.close()
+    return counts
+
+
+# -- the table ------------------------------------------------------------------------------
+def job_io_slowdowns(prefix, reference_prefix):
+    """Per job: its execution time in the run over its execution time alone on
+    the machine (the reference run), for jobs that succeeded in both. Compute
+    is never shared between jobs (unless --enable-compute-sharing), so what
+    slows a job down is the links and storage it shares: its I/O."""
+    run, alone = metrics.read_jobs(prefix), metrics.read_jobs(reference_prefix)
+    keys = ["workload_name", "job_id"]
+    run = run[run["final_state"] == "COMPLETED_SUCCESSFULLY"].astype({"job_id": str})
+    alone = alone[alone["final_state"] == "COMPLETED_SUCCESSFULLY"].astype({"job_id": str})
+    both = run.merge(alone[keys + ["execution_time"]], on=keys, suffixes=("", "_alone"))
+    both = both[both["execution_time_alone"] > 0]
+    return pd.Series((both["execution_time"] / both["execution_time_alone"]).to_numpy(),
+                     index=both["job_id"].to_numpy(), name="io_slowdown")
+
+
+def gather(runs, out):
+    """The tidy table of the policy runs (one row each) with the I/O slowdown from their reference runs."""
+    out = Path(out)
+    results = {run.run_id: read_result(run, out) or {**run.identity(), "status": "missing", "error": "not run"}
+               for run in runs}
+    rows = []
+    for run in runs:
+        if run.kind != "policy":
+            continue
+        row = dict(results[run.run_id])
+        row["mean_io_slowdown"] = row["max_io_slowdown"] = math.nan
+        reference = results.get(run.reference_run)
+        # Without its reference run a row has no I/O slowdown: say why.
+        row["reference_error"] = reference["error"] if reference and reference["status"] != "ok" else ""
+        if row["status"] == "ok" and reference and reference["status"] == "ok":
+            ratios = job_io_slowdowns(out / row["run_dir"] / "out", out / reference["run_dir"] / "out")
+            if len(ratios):
+                row["mean_io_slowdown"], row["max_io_slowdown"] = float(ratios.mean()), float(ratios.max())
+        for key, value in run.options.items():
+            row[f"opt_{key}"] = json.dumps(value) if isinstance(value, (dict, list)) else value
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    first = ["run_id", "status", "error", "policy", "scheduler", "options", "platform", "workload", "seed", "engine"]
+    metric_columns = [m for m in METRICS if m in table.columns]
+    options = sorted(c for c in table.columns if c.startswith("opt_"))
+    rest = [c for c in table.columns if c not in first + metric_columns + options and c != "kind"]
+    table = table.reindex(columns=first + metric_columns + options + rest)
+    table["seed"] = table["seed"].astype("Int64")
+    return table
+
+
+def write_results(table, out):
+    path = Path(out) / RESULTS_FILE
+    temporary = path.with_name(f".{path.name}.tmp")
+    table.to_csv(temporary, index=False)
+    os.replace(temporary, path)
+    return path
+
+
+def check_engines_answer(engines):
+    """Fail once, before any run, rather than in every run (checked on this machine only)."""
+    if "docker" in engines:
+        from batio.docker_engine import connect
+        connect().close()
+    if "batsim" in engines and shutil.which("batsim") is None:
+        raise EngineError("engine batsim needs a `batsim` binary on PATH (Batsim 4.2), or use the docker engine")
+
+
+def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False, progress=True, title=None):
+    """Plan, run (resuming), gather and report ``grid`` into ``out``; ``workers``: 0 runs
+    one after the other in this process, N on a LocalCluster of N processes (None: one
+    per CPU), unless ``scheduler_address`` names a Dask scheduler.
+    Returns (results table, counts, path of report.md)."""
+    from batio import report
+    check_engines_answer(grid.engines)
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    runs = plan(grid, out)
+    counts = run_all(runs, out, workers, scheduler_address, retry_failed, progress)
+    table = gather(runs, out)
+    write_results(table, out)
+    report_path = report.write_report(table, out, baseline=grid.baseline, title=title or Path(grid.source).stem,
+                                      made_from=grid.made_from or grid.source)
+    return table, counts, report_path
+

@@ -1,0 +1,92 @@
+"""`batio compare`: the table (checked against each run's own metrics), ratios, I/O slowdown and report."""
+
+import json
+from pathlib import Path
+import re
+
+import pandas as pd
+import pytest
+
+from batio.cli import main
+from batio.compare import comparison_grid
+from batio.errors import InputError
+from batio.metrics import read_jobs, summarize
+from batio.sweep import METRICS, plan
+from batio.workloads.demo import demo_workload
+
+
+def test_two_schedulers_table_ratios_and_report(tmp_path, capsys):
+    workload = tmp_path / "small.json"
+    workload.write_text(json.dumps(demo_workload(seed=1, nb_jobs=10)))
+    out = tmp_path / "cmp"
+    code = main(["compare", "--platform", "cluster16_pfs", "--workload", str(workload), "--schedulers", "easy,fcfs",
+                 "--baseline", "fcfs", "--out", str(out), "--quiet"])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "fcfs (baseline)" in printed and "mean I/O slowdown" in printed
+
+    results = pd.read_csv(out / "results.csv").set_index("policy")
+    summary = pd.read_csv(out / "report" / "summary.csv").set_index("policy")
+    own = {policy: summarize(out / results.loc[policy, "run_dir"] / "out") for policy in ("easy", "fcfs")}
+    for metric, value in own["easy"].items():
+        assert summary.loc["easy", metric] == pytest.approx(value, rel=1e-9)
+        ratio = value / own["fcfs"][metric]
+        assert summary.loc["easy", f"{metric}_ratio"] == pytest.approx(ratio, rel=1e-9)
+        assert summary.loc["fcfs", f"{metric}_ratio"] == pytest.approx(1.0)
+    assert summary.loc["easy", "mean_wait"] < summary.loc["fcfs", "mean_wait"]  # backfilling helps here
+
+    # I/O slowdown by hand: execution time over the same job's time in the reference run (jobs alone).
+    run = read_jobs(out / results.loc["easy", "run_dir"] / "out").set_index("job_id")
+    alone = read_jobs(out / "runs" / results.loc["easy", "reference_run"] / "out").set_index("job_id")
+    assert alone["waiting_time"].max() < 0.1  # every reference job started on submission: it ran alone
+    by_hand = run["execution_time"] / alone.loc[run.index, "execution_time"]
+    assert summary.loc["easy", "mean_io_slowdown"] == pytest.approx(by_hand.mean())
+    assert summary.loc["easy", "max_io_slowdown"] == pytest.approx(by_hand.max())
+    assert by_hand.max() > 1.0  # jobs share the PFS link
+
+    # The report folder stands alone: every figure it links is inside it.
+    report = out / "report"
+    text = (report / "report.md").read_text()
+    links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert sorted(links) == ["figures/gantt-easy.png", "figures/gantt-fcfs.png", "figures/slowdown.png",
+                             "figures/utilisation.png"]
+    for link in links:
+        assert (report / link).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (report / "results.csv").exists() and "| fcfs (baseline) |" in text and "## Definitions" in text
+    assert re.search(r"\| mean wait \(s\) \| [0-9.]+ \([0-9.]+x\) \| [0-9.]+ \|", text)  # easy's ratio, fcfs's value
+
+
+def test_seeds_apply_to_workload_generators(tmp_path):
+    grid = comparison_grid("cluster16_pfs", "batio.workloads.demo:demo_workload", "fcfs,easy", seeds=2,
+                           io_slowdown=False)
+    runs = plan(grid, tmp_path)
+    assert sorted((run.policy, run.seed) for run in runs) == [("easy", 1), ("easy", 2), ("fcfs", 1), ("fcfs", 2)]
+    files = {run.seed: Path(run.workload_file) for run in runs}
+    # seed 1 is the bundled demo workload, byte for byte
+    assert files[1].read_bytes() == (Path(__file__).parents[1] / "workloads" / "demo.json").read_bytes()
+    assert files[1].read_bytes() != files[2].read_bytes()
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--workload", "demo", "--seeds", "2"], "--seeds: workload 'demo' is a file"),
+    (["--workload", "demo", "--options-of", "conservative={}"], "'conservative' is not one of --schedulers"),
+    (["--workload", "demo", "--options-of", "easy=[1]"], "easy: must be a JSON object"),
+    (["--workload", "demo", "--baseline", "sjf"], "--baseline: 'sjf' is not one of --schedulers"),
+    (["--workload", "nowhere.json"], "no such workload file"),
+    (["--workload", "batio.workloads.nowhere:make"], "cannot import generator module"),
+    (["--workload", "demo", "--schedulers", "fcfs,batsched:easy_bf"], "runs only against real Batsim"),
+])
+def test_argument_errors_are_one_clear_line(tmp_path, capsys, arguments, message):
+    if "--schedulers" not in arguments:
+        arguments = arguments + ["--schedulers", "fcfs,easy"]
+    code = main(["compare", "--platform", "cluster16_pfs", *arguments, "--out", str(tmp_path / "o"), "--quiet"])
+    error = capsys.readouterr().err
+    assert code == 2 and message in error and len(error.strip().splitlines()) == 1
+
+
+def test_scheduler_files_are_labelled_by_their_name(tmp_path):
+    grid = comparison_grid("cluster16_pfs", "demo", f"fcfs,{Path(__file__).parent / 'schedulers' / 'greedy.py'}")
+    assert [policy.label for policy in grid.policies] == ["fcfs", "greedy"] and grid.baseline == "fcfs"
+    with pytest.raises(InputError, match="given twice"):
+        comparison_grid("cluster16_pfs", "demo", "easy,easy")
+    assert set(METRICS) >= {"makespan", "mean_io_slowdown", "bytes_moved", "utilisation"}

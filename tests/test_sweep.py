@@ -1,0 +1,153 @@
+"""`batio sweep`: a YAML grid run on local Dask workers, resumed, with failed runs kept as rows."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from batio.cli import main
+from batio.engine.run import file_digest
+from batio.errors import InputError
+from batio.sweep import alone_workload, load_config, plan, run_grid
+
+SMALL_DEMO = {"generator": "batio.workloads.demo:demo_workload", "name": "small", "args": {"nb_jobs": 6}}
+
+
+def write_config(folder, config, name="sweep.yaml"):
+    import yaml
+    path = Path(folder) / name
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def test_grid_of_two_schedulers_and_two_seeds_on_two_workers_then_resume(tmp_path):
+    config = write_config(tmp_path, {"platforms": ["cluster16_pfs"], "workloads": [SMALL_DEMO], "seeds": 2,
+                                     "schedulers": ["fcfs", "easy"], "baseline": "fcfs"})
+    out = tmp_path / "out"
+    table, counts, report = run_grid(load_config(config), out, workers=2, progress=False)
+    # 2 seeds x (2 schedulers + 1 reference run for the I/O slowdown)
+    assert counts == {"planned": 6, "ran": 6, "skipped": 0, "failed": 0}
+    results = pd.read_csv(out / "results.csv")
+    assert len(results) == 4 and set(results["status"]) == {"ok"}
+    assert sorted(zip(results["policy"], results["seed"])) == [("easy", 1), ("easy", 2), ("fcfs", 1), ("fcfs", 2)]
+    for row in results.itertuples():
+        assert row.platform_sha256 == file_digest(row.platform_file)
+        assert row.workload_sha256 == file_digest(row.workload_file)
+        assert row.scheduler_sha256 == file_digest(row.scheduler)
+        assert json.loads(row.options) == {"backfill_max": 0 if row.policy == "fcfs" else 1}
+        assert row.batio_version and row.jobs == 6 and row.mean_io_slowdown >= 1 - 1e-9
+        assert Path(out / row.run_dir / "out_jobs.csv").exists()
+    assert len(set(results["workload_sha256"])) == 2  # one generated workload per seed
+    assert report.exists() and (out / "report" / "figures" / "gantt-fcfs.png").exists()
+
+    # Rerunning simulates nothing; losing a run (a crash) reruns that one only.
+    finished = {path: path.stat().st_mtime_ns for path in (out / "runs").glob("*/result.json")}
+    _, counts, _ = run_grid(load_config(config), out, workers=2, progress=False)
+    assert counts == {"planned": 6, "ran": 0, "skipped": 6, "failed": 0}
+    assert {path: path.stat().st_mtime_ns for path in (out / "runs").glob("*/result.json")} == finished
+    lost = out / results["run_dir"][0]
+    import shutil
+    shutil.rmtree(lost)
+    (out / "runs" / ".tmp-left-by-a-crash").mkdir()
+    table, counts, _ = run_grid(load_config(config), out, workers=0, progress=False)
+    assert counts["ran"] == 1 and (lost / "result.json").exists()
+    assert not list((out / "runs").glob(".tmp-*")) and len(table) == 4
+
+
+BOOM = '''
+from batsim.batsim import BatsimScheduler
+
+
+class Boom(BatsimScheduler):
+    def onJobSubmission(self, job):
+        raise RuntimeError("boom on purpose")
+'''
+
+
+def test_a_failing_run_is_a_row_with_its_error_and_the_sweep_finishes(tmp_path, capsys):
+    (tmp_path / "boom.py").write_text(BOOM)
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 4, "jobs": [
+        {"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d"},
+        {"id": 2, "subtime": 1, "walltime": 100, "res": 4, "profile": "d"}],
+        "profiles": {"d": {"type": "delay", "delay": 20}}}))
+    config = write_config(tmp_path, {"platforms": ["cluster16_pfs"], "workloads": ["w.json"],
+                                     "schedulers": ["fcfs", "boom.py"], "io_slowdown": False})
+    code = main(["sweep", str(config), "--workers", "2", "--out", str(tmp_path / "out"), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 1 and "1 of 2 runs failed" in captured.err
+    results = pd.read_csv(tmp_path / "out" / "results.csv", keep_default_na=False).set_index("policy")
+    assert results.loc["fcfs", "status"] == "ok" and results.loc["fcfs", "makespan"] != ""
+    assert results.loc["boom", "status"] == "failed" and "boom on purpose" in results.loc["boom", "error"]
+    assert results.loc["boom", "seed"] == ""  # a workload file: no seed
+    report = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert "## Failed runs" in report and "boom on purpose" in report
+
+
+@pytest.mark.parametrize("config, key, message", [
+    ({"platfroms": ["cluster16_pfs"]}, "platfroms", "unknown key"),
+    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"]}, "schedulers", "missing"),
+    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": [{"scheduler": "easy", "optoins": {}}]},
+     "schedulers[0].optoins", "unknown key"),
+    ({"platforms": ["cluster16_pfs"], "workloads": [{"args": {}}], "schedulers": ["easy"]},
+     "workloads[0].generator", "missing"),
+    ({"platforms": ["nowhere"], "workloads": ["demo"], "schedulers": ["easy"]}, "platforms[0]", "unknown platform"),
+    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["nosuch"]}, "schedulers", "unknown scheduler"),
+    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["easy"], "baseline": "fcfs"},
+     "baseline", "not a policy"),
+    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": [{"scheduler": "easy", "grid": {"order": "sjf"}}]},
+     "schedulers[0].grid.order", "non-empty list"),
+    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["easy"], "run_options": {"mode": "fast"}},
+     "run_options.mode", "inprocess or socket"),
+    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["batsched:easy_bf"]}, "engines", "real Batsim"),
+])
+def test_config_errors_name_the_file_and_the_key(tmp_path, config, key, message):
+    path = write_config(tmp_path, config, "bad.yaml")
+    with pytest.raises(InputError, match=message) as raised:
+        load_config(path)
+    assert str(raised.value).startswith(f"{path}, field '{key}': ")
+
+
+def test_malformed_yaml_and_cli_error(tmp_path, capsys):
+    path = tmp_path / "broken.yaml"
+    path.write_text("platforms: [cluster16_pfs\nworkloads: demo\n")
+    with pytest.raises(InputError, match=r"broken.yaml: not valid YAML at line \d+"):
+        load_config(path)
+    assert main(["sweep", str(write_config(tmp_path, {"platfroms": []}, "typo.yaml"))]) == 2
+    assert "typo.yaml, field 'platfroms': unknown key" in capsys.readouterr().err
+
+
+def test_option_grid_makes_one_policy_per_combination(tmp_path):
+    config = write_config(tmp_path, {"platforms": ["cluster16_pfs"], "workloads": ["demo"], "io_slowdown": False,
+                                     "schedulers": [{"scheduler": "backfill", "options": {"backfill_max": 1},
+                                                     "grid": {"order": ["fcfs", "sjf"]}}]})
+    grid = load_config(config)
+    assert [(p.label, p.options) for p in grid.policies] == [
+        ('backfill[order="fcfs"]', {"backfill_max": 1, "order": "fcfs"}),
+        ('backfill[order="sjf"]', {"backfill_max": 1, "order": "sjf"})]
+    runs = plan(grid, tmp_path / "out")
+    assert len(runs) == 2 and len({run.run_id for run in runs}) == 2 and runs[0].seed is None
+
+
+def test_reference_workload_runs_every_job_alone():
+    workload = {"nb_res": 4, "profiles": {}, "jobs": [
+        {"id": 2, "subtime": 5, "walltime": 30, "res": 1, "profile": "p"},
+        {"id": 1, "subtime": 0, "walltime": 10, "res": 4, "profile": "p"}]}
+    alone = alone_workload(workload)
+    assert [(job["id"], job["subtime"]) for job in alone["jobs"]] == [(1, 0.0), (2, 11.0)]
+    workload["jobs"][0]["walltime"] = -1
+    assert alone_workload(workload) is None
+
+
+def test_an_existing_cluster_with_daemonic_workers_is_a_clear_error():
+    import logging
+    from dask.distributed import LocalCluster
+    from batio.errors import EngineError
+    from batio.sweep import dask_client
+    # Dask's default workers are daemonic processes, which may not start the simulations' processes.
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster:
+        with pytest.raises(EngineError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False dask worker"):
+            with dask_client(scheduler_address=cluster.scheduler_address):
+                pass
