@@ -79,8 +79,8 @@ def command_run(args):
     spec = run_spec(args)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     if args.engine == "batsim":
-        from batio.batsim_binary import run_with_batsim
-        run_with_batsim(spec)
+        from batio.real_batsim import run_with_batsim_binary
+        run_with_batsim_binary(spec)
         nb_compute = None
     elif args.engine == "docker":
         from batio.docker_engine import run_with_docker

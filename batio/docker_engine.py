@@ -1,61 +1,23 @@
-"""Real Batsim for runs batio does not simulate itself: in Docker, or a local binary for batsched.
+"""``--engine docker``: real Batsim in the image docker-compose.yml pins.
 
-``--engine docker``: batio starts the Batsim image that docker-compose.yml
-pins (``BATSIM_IMAGE``) through the Docker SDK, on the host's network
-(``network_mode="host"``), so that Batsim connects to the scheduler batio
-runs on this host at 127.0.0.1:PORT, as Batsim's docs prescribe (the
-scheduler binds first, Batsim connects). The input files are mounted
-read-only, the output folder read-write, and the container runs as the
-calling user so that its output files are the user's. Host networking is a
-Linux feature: on Docker Desktop use docker-compose.yml instead.
-
-Schedulers are pybatsim files, or batsched's C++ variants named
-``batsched:VARIANT`` (``batsched`` must be on PATH: it runs on the host
-like every scheduler). ``run_with_batsim_binary`` runs them against a
-local ``batsim`` binary (``batio.batsim_binary`` starts pybatsim only).
-
-Each run writes ``PREFIX_run.json`` like the embedded engine's: the run
-specification, the inputs' SHA-256, the batio version and the error, if any.
+batio starts the image (``BATSIM_IMAGE``) through the Docker SDK, on the
+host's network (``network_mode="host"``), so that Batsim connects to the
+scheduler batio runs on this host at 127.0.0.1:PORT. The input files are
+mounted read-only, the output folder read-write, and the container runs as
+the calling user so that its output files are the user's. Host networking
+is a Linux feature: on Docker Desktop use docker-compose.yml instead.
 """
 
-from dataclasses import asdict, replace
-import json
+from dataclasses import replace
 import os
 from pathlib import Path
-import shutil
-import socket
-import subprocess
-import time
 
-from batio import __version__, processes
-from batio.batsim_binary import batsim_command
-from batio.engine.run import file_digest
-from batio.errors import BatioError, EngineError, SchedulerError
+from batio.errors import EngineError
+from batio.real_batsim import batsim_command, run_against_scheduler
 
 BATSIM_IMAGE = "oarteam/batsim:4.0.0"  # the image docker-compose.yml pins: Batsim 4's JSON protocol
 CONTAINER_INPUTS = "/batio/inputs"
 CONTAINER_OUTPUTS = "/batio/outputs"
-BATSCHED_PREFIX = "batsched:"
-# batsched options given as its own command-line flags; every other option
-# goes to the variant as --variant_options JSON.
-BATSCHED_FLAGS = {"queue_order": "--queue_order", "policy": "--policy", "rjms_delay": "--rjms_delay",
-                  "verbosity": "--verbosity"}
-BIND_TIMEOUT_S = 20.0  # how long the scheduler may take to bind its socket
-
-
-# -- command lines ------------------------------------------------------------------------
-def batsched_command(scheduler, options, endpoint):
-    """``batsched`` bound on ``endpoint`` for ``batsched:VARIANT`` with batio-style options."""
-    variant = scheduler[len(BATSCHED_PREFIX):]
-    if not scheduler.startswith(BATSCHED_PREFIX) or not variant:
-        raise EngineError(f"expected batsched:VARIANT (e.g. batsched:easy_bf), got {scheduler!r}")
-    variant_options = dict(options)
-    flags = {"verbosity": "quiet"}
-    flags.update({key: variant_options.pop(key) for key in list(variant_options) if key in BATSCHED_FLAGS})
-    command = ["batsched", "--variant", variant, "--socket-endpoint", endpoint]
-    for key, value in flags.items():
-        command += [BATSCHED_FLAGS[key], str(value)]
-    return command + ["--variant_options", json.dumps(variant_options, sort_keys=True)]
 
 
 def container_plan(spec, endpoint):
@@ -77,60 +39,6 @@ def container_plan(spec, endpoint):
                      out_prefix=f"{CONTAINER_OUTPUTS}/{Path(spec.out_prefix).name}")
     # The image's entry point is batsim itself (docker-compose.yml passes only its arguments).
     return batsim_command(inside, endpoint)[1:], mounts
-
-
-# -- the scheduler on the host ------------------------------------------------------------
-def start_scheduler(spec, endpoint, log):
-    if spec.scheduler.startswith(BATSCHED_PREFIX):
-        if shutil.which("batsched") is None:
-            raise EngineError(f"{spec.scheduler} needs a `batsched` binary on PATH (batsched 1.4, for Batsim 4)")
-        return processes.start(batsched_command(spec.scheduler, spec.options, endpoint), log)
-    return processes.start_pybatsim(spec.scheduler, spec.options, endpoint, log)
-
-
-def wait_until_listening(port, scheduler, log_path, timeout_s=BIND_TIMEOUT_S):
-    """Batsim gives up if nobody listens: wait until the scheduler has bound its port."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if scheduler.poll() is not None:
-            raise SchedulerError(f"the scheduler exited with code {scheduler.returncode} before Batsim "
-                                 f"connected; see {log_path}")
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SchedulerError(f"the scheduler did not listen on port {port} within {timeout_s:.0f} s; see {log_path}")
-
-
-def _against_scheduler(spec, engine, run_batsim):
-    """Start the scheduler, let ``run_batsim(endpoint, log_path)`` run Batsim to its exit
-    code, check both, and write the run record."""
-    prefix = spec.out_prefix
-    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    port = processes.choose_port(spec.port)
-    endpoint = f"tcp://127.0.0.1:{port}"
-    started = time.perf_counter()
-    try:
-        with open(f"{prefix}_scheduler.log", "w") as log:
-            scheduler = start_scheduler(spec, endpoint, log)
-            try:
-                wait_until_listening(port, scheduler, f"{prefix}_scheduler.log")
-                batsim_code = run_batsim(endpoint, f"{prefix}_batsim.log")
-                if batsim_code != 0:  # the scheduler may never hear from Batsim: do not wait for it
-                    raise EngineError(f"batsim exited with code {batsim_code}; see {prefix}_batsim.log")
-                try:
-                    scheduler_code = scheduler.wait(30)  # Batsim's SIMULATION_ENDS makes it exit
-                except subprocess.TimeoutExpired:
-                    raise SchedulerError(f"the scheduler did not exit after Batsim ended; see {prefix}_scheduler.log") from None
-            finally:
-                processes.stop(scheduler)
-        if scheduler_code != 0:
-            raise SchedulerError(f"the scheduler exited with code {scheduler_code}; see {prefix}_scheduler.log")
-    except BatioError as error:
-        write_run_record(spec, engine, time.perf_counter() - started, error=str(error))
-        raise
-    write_run_record(spec, engine, time.perf_counter() - started)
 
 
 # -- Batsim in Docker ---------------------------------------------------------------------
@@ -193,46 +101,6 @@ def run_with_docker(spec, timeout_s=None, client=None):
         command, mounts = container_plan(spec, endpoint)
         return _run_container(client, command, mounts, log_path, timeout_s)
 
-    _against_scheduler(spec, "docker", run_batsim)
+    run_against_scheduler(spec, "docker", run_batsim, batsim_image=BATSIM_IMAGE)
 
 
-# -- Batsim as a local binary (for batsched) ----------------------------------------------
-def run_with_batsim_binary(spec, timeout_s=None):
-    """Like ``batio.batsim_binary.run_with_batsim``, for any scheduler, batsched included."""
-    if shutil.which("batsim") is None:
-        raise EngineError("--engine batsim needs a `batsim` binary on PATH (Batsim 4.2), or use --engine docker")
-
-    def run_batsim(endpoint, log_path):
-        with open(log_path, "w") as log:
-            batsim = processes.start(batsim_command(spec, endpoint), log)
-            try:
-                return batsim.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                raise EngineError(f"Batsim did not finish within {timeout_s} s") from None
-            finally:
-                processes.stop(batsim)
-
-    _against_scheduler(spec, "batsim", run_batsim)
-
-
-# -- the run record -----------------------------------------------------------------------
-def write_run_record(spec, engine, wall_time_s, error=None):
-    """PREFIX_run.json for a run on real Batsim, with the embedded engine's keys."""
-    from batio.engine.platform import classify, read_properties
-    properties, _ = read_properties(spec.platform)
-    platform = classify(spec.platform, list(properties), spec.roles, spec.master_host)
-    files = [spec.platform, *spec.workloads] + ([] if spec.scheduler.startswith(BATSCHED_PREFIX) else [spec.scheduler])
-    record = {
-        "batio_version": __version__,
-        "engine": engine,
-        "batsim_image": BATSIM_IMAGE if engine == "docker" else None,
-        "spec": asdict(spec),
-        "inputs_sha256": {str(path): file_digest(path) for path in files},
-        "nb_compute_resources": len(platform.compute),
-        "nb_storage_resources": len(platform.storage),
-        "storage_names": [resource.name for resource in platform.storage],
-        "completed": error is None,
-        "error": error,
-        "wall_time_s": wall_time_s,
-    }
-    Path(f"{spec.out_prefix}_run.json").write_text(json.dumps(record, indent=1))

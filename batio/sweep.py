@@ -42,9 +42,9 @@ import pandas as pd
 from batio import __version__, catalog, metrics
 from batio.engine.run import MODES, RunSpec, file_digest
 from batio.errors import BatioError, EngineError, InputError
+from batio.real_batsim import BATSCHED_PREFIX
 
 ENGINES = ("embedded", "batsim", "docker")
-BATSCHED_PREFIX = "batsched:"
 METRICS = ("jobs", "succeeded", "makespan", "mean_wait", "max_wait", "mean_slowdown", "max_slowdown",
            "utilisation", "bytes_moved", "mean_io_slowdown", "max_io_slowdown")
 RESULTS_FILE = "results.csv"
@@ -475,23 +475,15 @@ def _spec(run, prefix):
 
 def _simulate(run, spec):
     """Run ``spec`` on the run's engine; return the number of compute hosts."""
-    started = time.perf_counter()
     if run.engine == "embedded":
         from batio.engine.run import simulate
         return simulate(spec)["nb_compute"]
-    from batio import docker_engine
     if run.engine == "docker":
-        docker_engine.run_with_docker(spec)
-    elif is_batsched(run.scheduler):
-        docker_engine.run_with_batsim_binary(spec)
+        from batio.docker_engine import run_with_docker
+        run_with_docker(spec)
     else:
-        from batio.batsim_binary import run_with_batsim
-        try:
-            run_with_batsim(spec)
-        except BatioError as error:
-            docker_engine.write_run_record(spec, "batsim", time.perf_counter() - started, error=str(error))
-            raise
-        docker_engine.write_run_record(spec, "batsim", time.perf_counter() - started)
+        from batio.real_batsim import run_with_batsim_binary
+        run_with_batsim_binary(spec)
     return None  # summarize reads it from out_run.json
 
 

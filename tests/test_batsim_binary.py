@@ -5,7 +5,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from batio.batsim_binary import batsim_command, run_with_batsim
+from batio.real_batsim import batsim_command, run_with_batsim_binary
 from batio.engine.run import RunSpec, simulate
 from conftest import CLUSTER512, DATA
 
@@ -35,7 +35,7 @@ def test_embedded_engine_matches_batsim(tmp_path):
         spec = RunSpec(str(CLUSTER512), [workload], str(scheduler), str(prefix), options=options,
                        mode="socket")
         if engine == "batsim":
-            run_with_batsim(spec, timeout_s=600)
+            run_with_batsim_binary(spec, timeout_s=600)
         else:
             simulate(spec)
         results[engine] = pd.read_csv(f"{prefix}_jobs.csv").set_index("job_id").sort_index()

@@ -12,7 +12,8 @@ import yaml
 
 from batio import catalog
 from batio.cli import main
-from batio.docker_engine import (BATSIM_IMAGE, batsched_command, container_plan, run_with_docker, start_scheduler)
+from batio.docker_engine import BATSIM_IMAGE, container_plan, run_with_docker
+from batio.real_batsim import batsched_command, start_scheduler
 from batio.engine.run import RunSpec
 from batio.errors import EngineError
 from conftest import TINY
