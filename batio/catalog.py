@@ -17,6 +17,14 @@ SCHEDULERS = {
     "easy": ("backfill.py", {"backfill_max": 1}),
     "conservative": ("backfill.py", {"backfill_max": None}),
     "backfill": ("backfill.py", {}),
+    "io_aware": ("ioAware.py", {}),
+    "adaptive": ("workloadAdaptive.py", {}),
+    "adaptive_naive": ("workloadAdaptive.py", {"two_group": False}),
+    "iolist": ("ioList.py", {}),
+    "iopack": ("ioPack.py", {}),
+    "iopack-random": ("ioPack.py", {"packs": "Random"}),
+    "iopack-max": ("ioPack.py", {"packs": "Max"}),
+    "iopack-char": ("ioPack.py", {"packs": "Char"}),
 }
 
 

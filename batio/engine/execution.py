@@ -73,7 +73,7 @@ class JobExecution:
         """Cancel the running ptask, if any; return False when none runs."""
         if self.ptask is None:
             return False
-        self.sim.io.interrupted(self.ptask)
+        self.sim.io.interrupted(self.ptask, sg.Engine.clock)
         self.ptask.cancel()
         return True
 
@@ -84,7 +84,7 @@ class JobExecution:
         ptask runs on until the job actor ends, after its JOB_COMPLETED.
         """
         if self.timed_out is not None:
-            self.sim.io.interrupted(self.timed_out)
+            self.sim.io.interrupted(self.timed_out, sg.Engine.clock)
             self.timed_out.cancel()
             self.timed_out = None
             _give_back(self.timed_out_locks)
@@ -128,7 +128,7 @@ class JobExecution:
         ptask = sg.this_actor.exec_init(hosts, flops, bytes_matrix)
         began = sg.Engine.clock
         self.ptask = ptask
-        self.sim.io.start(ptask, traffic)
+        self.sim.io.start(ptask, traffic, began)
         code = 0
         try:
             ptask.start()
@@ -146,7 +146,7 @@ class JobExecution:
             if code != WALLTIME_REACHED:
                 _give_back(locks)
         if code == 0:
-            self.sim.io.completed(ptask)
+            self.sim.io.completed(ptask, sg.Engine.clock)
         if not math.isinf(self.remaining):
             self.remaining -= sg.Engine.clock - began
         return code

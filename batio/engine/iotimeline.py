@@ -1,19 +1,19 @@
 """Aggregate storage throughput over time, measured in the simulation.
 
-Batsim has no such output, but every I/O paper plots it. A monitor samples
-the progress of every running transfer once per period (1 s by default, as
-a monitoring system such as LDMS would), so each row is the exact average
-read and write throughput of a storage host over its window. Between two
-samples a transfer that ends is accounted without reading SimGrid at all
-(what it had left is done), so the cost is one progress read per running
-transfer and period; reading at every rate change instead would cost a
-SimGrid call per running transfer at every start or end of any transfer.
+Batsim has no such output, but every I/O paper plots it. When a transfer
+starts or ends and at least one period (1 s by default) has passed since
+the last sample, the progress of every running transfer is read, and what
+the storage hosts moved since is written as one row: the exact average
+read and write throughput over that window (spread evenly over it, which
+is exact as long as no other job's phase changed the rates inside it).
+A transfer that ends between samples is accounted without reading SimGrid
+(what it had left is done). Sampling never adds simulation steps of its
+own: a timer would make SimGrid update every transfer more often, and its
+rounding would then move job times.
 """
 
 import csv
 import math
-
-import simgrid as sg
 
 
 _PRECISION = 1e-6  # fraction of a transfer below which SimGrid's leftovers are noise
@@ -43,21 +43,28 @@ class IoTimeline:
                 self._pending[name][1] += done * write_bytes
             self._active[activity] = (traffic, ratio)
 
-    def start(self, activity, traffic):
+    def start(self, activity, traffic, now):
         """``traffic``: [(storage name, bytes read from it, bytes written to it)]."""
         if traffic:
+            self._sample_if_due(now)
             self._active[activity] = (traffic, 1.0)
 
-    def completed(self, activity):
+    def completed(self, activity, now):
         if activity in self._active:
+            self._sample_if_due(now)
             self._account(activity, 0.0)
             del self._active[activity]
 
-    def interrupted(self, activity):
+    def interrupted(self, activity, now):
         """Before a transfer is cancelled (walltime, kill): keep what it did."""
         if activity in self._active:
+            self._sample_if_due(now)
             self._account(activity, activity.remaining_ratio)
             del self._active[activity]
+
+    def _sample_if_due(self, now):
+        if now - self._window_start >= self.period:
+            self.close_window(now)
 
     def close_window(self, now):
         """Sample the running transfers and write the window ending at ``now``."""
@@ -80,12 +87,6 @@ class IoTimeline:
             self.bytes_written += write
             self._pending[name] = [0.0, 0.0]
         self._window_start = now
-
-    def monitor(self):
-        """Actor body: close a window every period while the simulation runs."""
-        while True:
-            sg.this_actor.sleep_for(self.period)
-            self.close_window(sg.Engine.clock)
 
     def finish(self, now):
         self.close_window(now)

@@ -143,8 +143,6 @@ class Simulation:
             self._spawn(f"workload_submitter_{name}", self.master, self._submitter, self.workloads[name])
         self._spawn("server", self.master, self._server)
         self._spawn("Scheduler REQ-REP", self.master, self._request_reply_loop)
-        if self.platform.storage:
-            self._spawn("io monitor", self.master, self.io.monitor).daemonize()
 
     # -- actors ----------------------------------------------------------------
     def _submitter(self, workload: Workload):

@@ -1,0 +1,256 @@
+"""I/O-aware pack scheduling of the list-versus-pack study (seed 001:
+Jeannot, Pallez, Vidal, IJHPCA 2023), sections "I/O-aware Pack-Scheduling",
+"Variants for building packs" and "Backfilling".
+
+A pack is a set of jobs started together; the next pack starts when the
+previous one has ended. Packs obey the *average constraint*: the pack's I/O
+volume (all iterations of all its jobs) over the pack's duration (its
+longest job, planned alone) is at most the I/O node's bandwidth b, so I/O may
+exceed b at some instants. Building (``build_packs``): jobs are taken in the
+variant's order and each goes into the first pack where (i) the hosts still
+suffice and (ii) the pack's average bandwidth with it stays <= b; if none,
+it opens a new pack scheduled after the existing ones. Variants (option
+``packs``):
+
+* ``Random``: no sorting, the baseline (a seeded random order, option
+  ``seed``: the same job keeps its place whenever packs are rebuilt);
+* ``Max``: non-increasing duration T_i(b), so that jobs of a pack end
+  together;
+* ``Char``: non-increasing characteristic time, one compute phase plus one
+  I/O phase (w_i + v_i / b), so that a pack's jobs have close periods and
+  may take turns on the I/O node ("synchronisation", the paper's Fig. 2).
+
+Ties keep first-come-first-served order.
+
+Backfilling (option ``backfill``, default true): while a pack runs, the
+hosts its ended (or unused) jobs leave are idle until the next pack. A job
+of a later pack, in pack order, is started on them now when it fits on the
+idle hosts, is planned to end before the running pack does (so the next pack
+is not delayed), and the pack's average constraint still holds over what is
+left of it: the I/O still planned for the running jobs up to the pack's end
+(their averages times their remaining planned time) plus the job's whole
+volume is at most b times the time left. The next pack starts once every
+running job, backfilled ones included, has ended.
+
+Packs are rebuilt from the waiting jobs at every round (jobs may arrive, and
+backfilled ones leave their packs); for a static batch without backfilling
+this gives the packs built once at the start. Each started job gets the
+Batsim metadata ``pack=K;backfilled=0|1`` (K counts from 1), found in
+``out_jobs.csv``.
+
+Planned durations and average bandwidths come from the jobs' extra fields,
+as in ``ioList.py`` (``alone_time``, ``avg_bandwidth``, ``period``). Options:
+``packs`` (``Random``, ``Max``, ``Char``; any case), ``seed`` (Random's
+order), ``backfill`` (true/false), ``bandwidth`` (bytes/s, default 240e9).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Hashable, Mapping, Sequence
+
+from batsim.batsim import BatsimScheduler, Job
+from procset import ProcSet
+
+from batio.jobio import storage_labels, storage_mapping_by_name
+from batio.options import Option, parse_options
+from batio.schedulers.backfill import job_id_key
+from batio.schedulers.ioList import PeriodicJobInfo, bandwidth_option
+
+VARIANTS = ("Random", "Max", "Char")
+_TOLERANCE = 1e-9  # relative, for sums of float volumes
+
+
+@dataclass
+class Pack:
+    """Jobs started together; ``volume`` (bytes) and ``duration`` (s, the
+    longest planned job) give its average bandwidth."""
+
+    jobs: list = field(default_factory=list)
+    hosts: int = 0
+    volume: float = 0.0
+    duration: float = 0.0
+
+    @property
+    def average_bandwidth(self) -> float:
+        return self.volume / self.duration if self.duration > 0 else 0.0
+
+    def admits(self, hosts: int, volume: float, duration: float, nb_hosts: int, bandwidth: float) -> bool:
+        """(i) enough compute hosts; (ii) the average constraint with the job."""
+        return (self.hosts + hosts <= nb_hosts
+                and self.volume + volume <= bandwidth * max(self.duration, duration) * (1 + _TOLERANCE))
+
+    def add(self, job, hosts: int, volume: float, duration: float) -> None:
+        self.jobs.append(job)
+        self.hosts += hosts
+        self.volume += volume
+        self.duration = max(self.duration, duration)
+
+
+def build_packs(jobs: Sequence, nb_hosts: int, bandwidth: float, hosts: Callable, volume: Callable,
+                duration: Callable) -> list[Pack]:
+    """First fit of ``jobs`` (already in the variant's order) into packs, in
+    the order the packs will run. A job alone in a new pack is always
+    accepted (even one whose own average exceeds ``bandwidth``)."""
+    packs: list[Pack] = []
+    for job in jobs:
+        q, v, d = hosts(job), volume(job), duration(job)
+        # "To add an application in a pack, we check (i) if there are enough
+        # available compute nodes; (ii) if the average pack I/O bandwidth with
+        # this additional job is not greater than the total bandwidth. If
+        # there are no solutions, we create a new pack to be scheduled after
+        # the existing packs." (section "I/O-aware Pack-Scheduling")
+        for pack in packs:
+            if pack.admits(q, v, d, nb_hosts, bandwidth):
+                pack.add(job, q, v, d)
+                break
+        else:
+            pack = Pack()
+            pack.add(job, q, v, d)
+            packs.append(pack)
+    return packs
+
+
+def random_key(seed: int, job_id: str) -> float:
+    """A job's place in the Random order: fixed for a seed and a job."""
+    return random.Random(f"{seed}:{job_id}").random()
+
+
+class IoPack(BatsimScheduler):
+    OPTIONS = {
+        "packs": Option(str, "Max", choices=VARIANTS,
+                        aliases={name.lower(): name for name in VARIANTS} | {name.upper(): name for name in VARIANTS},
+                        help="how jobs are sorted before building packs"),
+        "seed": Option(int, 0, help="seed of the Random order"),
+        "backfill": Option(bool, True, help="backfill jobs of later packs into a pack's idle hosts"),
+        "bandwidth": bandwidth_option(),
+    }
+
+    def __init__(self, options: Mapping | None = None):
+        super().__init__(options)
+        settings = parse_options(type(self).__name__, self.OPTIONS, options)
+        self.variant = settings["packs"]
+        self.seed = settings["seed"]
+        self.backfill_enabled = settings["backfill"]
+        self.bandwidth = settings["bandwidth"]
+        self.info = PeriodicJobInfo(lambda workload: self.bs.profiles[workload], self.bandwidth)
+        self.waiting: list[Job] = []
+        self.running: dict[str, tuple[Job, float]] = {}  # id -> (job, start)
+        self.current_pack: set[str] = set()  # ids of the running pack's own jobs
+        self.pack_number = 0
+        self.needs_round = False
+        self.packs: list[Pack] = []  # the plan of the last round, for inspection
+
+    # -- building packs ----------------------------------------------------
+
+    def sort_key(self, job: Job) -> tuple:
+        fcfs = (job.submit_time, job_id_key(job.id))
+        if self.variant == "Max":
+            return (-self.info.duration(job), *fcfs)
+        if self.variant == "Char":
+            return (-self.info.period(job), *fcfs)
+        return (random_key(self.seed, job.id), *fcfs)
+
+    def build(self, jobs: Sequence[Job]) -> list[Pack]:
+        return build_packs(sorted(jobs, key=self.sort_key), len(self.hosts), self.bandwidth,
+                           lambda job: job.requested_resources, self.info.volume, self.info.duration)
+
+    # -- one round ---------------------------------------------------------
+
+    def schedule(self) -> None:
+        now = self.bs.time()
+        self.packs = self.build(self.waiting)
+        started: list[Job] = []
+        if not self.running and self.packs:
+            # "The next pack cannot start as long as the last application of
+            # the previous pack has not finished" (Introduction): it has; the
+            # next pack starts, all its jobs at once.
+            self.pack_number += 1
+            pack = self.packs.pop(0)
+            self.current_pack = {job.id for job in pack.jobs}
+            free = self._free_hosts()
+            for job in pack.jobs:
+                free = self._start(job, free, now, backfilled=False)
+                started.append(job)
+        if self.backfill_enabled and self.packs and self.current_pack & set(self.running):
+            started += self._backfill(now)
+        if started:
+            ids = {job.id for job in started}
+            self.waiting = [job for job in self.waiting if job.id not in ids]
+            self.bs.execute_jobs(started)
+
+    def _backfill(self, now: float) -> list[Job]:
+        """Fill the running pack's idle hosts with jobs of later packs
+        (section "Backfilling": "we can see if an application fits in the
+        free space"): free hosts now, planned to end before the pack, and
+        within the pack's average constraint for the time it has left."""
+        info = self.info
+        pack_end = max(info.predicted_end(job, start, now)
+                       for job, start in self.running.values() if job.id in self.current_pack)
+        left = pack_end - now
+        # The average constraint over what is left of the pack.
+        planned_io = sum(info.need(job) * max(0.0, min(info.predicted_end(job, start, now), pack_end) - now)
+                         for job, start in self.running.values())
+        budget = self.bandwidth * left - planned_io
+        free = self._free_hosts()
+        started = []
+        for pack in self.packs:
+            for job in list(pack.jobs):
+                if (job.requested_resources <= len(free) and info.duration(job) <= left
+                        and info.volume(job) <= budget * (1 + _TOLERANCE)):
+                    free = self._start(job, free, now, backfilled=True)
+                    budget -= info.volume(job)
+                    pack.jobs.remove(job)
+                    started.append(job)
+        self.packs = [pack for pack in self.packs if pack.jobs]
+        return started
+
+    def _start(self, job: Job, free: ProcSet, now: float, backfilled: bool) -> ProcSet:
+        job.allocation = ProcSet(*free[:job.requested_resources])
+        mapping = self.storage_mapping(job)
+        if mapping:
+            job.storage_mapping = mapping
+        self.running[job.id] = (job, now)
+        self.bs.set_job_metadata(job.id, f"pack={self.pack_number};backfilled={int(backfilled)}")
+        return free - job.allocation
+
+    def _free_hosts(self) -> ProcSet:
+        busy = ProcSet()
+        for job, _ in self.running.values():
+            busy |= job.allocation
+        return self.hosts - busy
+
+    def storage_mapping(self, job: Job) -> dict[str, int]:
+        profiles = self.bs.profiles[job.workload]
+        return storage_mapping_by_name(storage_labels(profiles[job.profile], profiles), self.bs.storage_resources)
+
+    # -- pybatsim glue -----------------------------------------------------
+
+    def onSimulationBegins(self):
+        self.hosts = ProcSet(*self.bs.compute_resources)
+
+    def onJobSubmission(self, job):
+        if job.requested_resources > len(self.hosts):
+            self.bs.reject_jobs([job])
+            return
+        self.waiting.append(job)
+        self.needs_round = True
+
+    def onJobCompletion(self, job):
+        self.running.pop(job.id, None)
+        self.current_pack.discard(job.id)
+        self.needs_round = True
+
+    def onJobsKilled(self, jobs):
+        for job in jobs:
+            self.running.pop(job.id, None)
+            self.current_pack.discard(job.id)
+        self.needs_round = True
+
+    def onRequestedCall(self):
+        self.needs_round = True
+
+    def onNoMoreEvents(self):
+        if self.needs_round:
+            self.needs_round = False
+            self.schedule()

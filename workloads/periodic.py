@@ -1,0 +1,417 @@
+"""Periodic jobs of the list-versus-pack study (seed 001: Jeannot, Pallez,
+Vidal, "I/O-aware job-scheduling: exploiting the impacts of workload
+characterizations to select the mapping strategy", IJHPCA 2023).
+
+Job Model (section "Job Model")
+-------------------------------
+Job J_i asks for Q_i of the P compute hosts and runs n_i iterations (drawn
+uniformly in 10..100) of a compute phase of w_i seconds followed by an I/O
+phase writing v_i bytes through the platform's single I/O node of bandwidth
+b. Alone, it lasts T_i(b) = n_i (w_i + v_i / b) (eq. 1). In Batsim terms the
+job is a ``composed`` profile ``[compute, io]`` with ``repeat = n_i``; the
+compute phase is a ``delay`` (it uses no shared resource) and the I/O phase
+a ``parallel_homogeneous_pfs`` write of v_i / Q_i bytes per host, so the
+storage link of ``platforms/periodic_rack.xml`` carries it.
+
+I/O load (section "Workload characterization", eq. 2)
+-----------------------------------------------------
+    alpha = sum_i n_i v_i / b  /  sum_i (Q_i / P) T_i(b)
+
+the total I/O time over the lower bound of the execution time. ``alpha_of``
+computes it from a workload's profiles (not from its metadata), and every
+generated workload stores it as the top-level field ``alpha``.
+
+The four families (sections "I/O behavior generation", "Mira-based" and
+"Uniform generation protocol")
+----------------------------------------------------------------------
+Sizes and durations:
+
+* Mira: the number of nodes follows a discrete exponential of parameter
+  lambda = 1.35e-4 on 512 .. 49,152. Mira allocates 512-node midplanes, so
+  it is drawn on the multiples of 512; one simulated host stands for
+  49,152 / P nodes (one midplane on the 96-host rack), i.e. Q_i =
+  max(1, round(nodes * P / 49,152)). The job's compute time sum_j w_ij follows
+  a normal law of median 1 h (< 4K nodes), 2 h (4K-16K), 0.5 h (> 16K) and
+  "variance 10 percent of the median", read in hours (sigma^2 = 0.1 m h^2,
+  as the I/O laws' "variance 0.1" is a variance), truncated to positive
+  values; w_i = that time / n_i.
+* Uniform: w_i (one compute phase) is uniform in [10, 100] minutes; Q_i =
+  2^j with a mean Q-bar = P E(X) / (alpha (1 + E(X))) (the paper's formula).
+  j is uniform on {0..J} mixed with {0..J+1} so that the mean is Q-bar, with
+  2^j <= P. NOTE: the formula asks for Q-bar >= 0.5 P for every alpha in
+  0.2..0.8, more than any such law on {2^j <= P} can give (its largest mean
+  is (2P' - 1) / (log2 P' + 1) for P' the largest power of 2 <= P: 18.1 on 96
+  hosts); the same holds on Mira's P with the paper's j <= 11 (mean <= 341).
+  The formula follows from eq. 2 only if the I/O time were X_i w_i whatever
+  Q_i, which the paper's own volume formula (below) contradicts. The cap
+  then applies and j is uniform on {0..log2 P'}; ``generator.q_mean_target``
+  and ``q_mean_capped`` record it.
+
+I/O share X_i (the part of an iteration spent doing I/O; truncated normals
+on [0, 1] of variance 0.1, which gives the paper's truncated means 0.289 and
+0.711 for BN):
+
+* BN (Bi-Normal): X from N(0.1, 0.1) (little I/O) or N(0.9, 0.1) (much). The
+  paper chooses the kind "not independently [of] the processors, in order to
+  fit the target exertion": jobs are drawn in order and each one takes the
+  heavy law while the load of the jobs drawn so far is below alpha, the
+  light one otherwise. So the prevalence of each kind follows alpha.
+* No (Normal): X from N(alpha, 0.1).
+
+Volume: v_i = kappa X_i w_i (Q_i / P) b, the paper's v_i <- N(mu, 0.1) w_i
+Q_i / P with the bandwidth made explicit and one factor kappa shared by the
+whole workload. With kappa = 1 the load only approaches alpha (truncation
+moves the means, and (Q_i / P) v_i / b in the denominator of eq. 2 lowers
+it; BN alone cannot go below ~0.26, nor above ~0.6 on Mira sizes and ~0.54
+on Uniform ones). With t_i = kappa t0_i, eq. 2 reads alpha = kappa A / (B +
+kappa C), so kappa = alpha B / (A - alpha C) gives alpha exactly. The
+realised alpha differs from the request only by the rounding of the written
+delays (microseconds) and volumes (bytes): |alpha - target| <= 1e-6.
+
+Variant ``volume_scaling="none"`` (not the default): v_i = kappa X_i w_i b,
+an I/O time per iteration independent of Q_i. It is the model under which
+the Uniform protocol's Q-bar formula follows from eq. 2, and it makes a
+job's average bandwidth independent of its size, so small I/O-heavy jobs
+compete for the I/O node with few hosts (with ``"hosts"``, the bandwidth of
+a full machine stays near alpha b whatever the mix). The BN fit and the
+laws are the same; only the volumes differ, and the kappa filter is off
+(kappa is then far below 1 by construction).
+
+Noise filtering (section "Algorithm performance")
+-------------------------------------------------
+The paper excludes "distorted workloads, with pathologically high I/O"
+without saying how. Here a draw is rejected, and the next one of the same
+seeded stream is taken, when either:
+
+* ``kappa``: reaching alpha needs the drawn volumes rescaled by more than a
+  factor 3 either way (kappa outside [1/3, 3]): the draw is far from what its
+  law gives for this alpha (an unbalanced start of the BN fit, say);
+* ``concentration``: one job does more than ``max(0.2, 5 / n)`` of all the
+  I/O time of the workload: a single application would dominate the I/O
+  node and with it every schedule.
+
+``generator.rejected`` counts the rejections by reason; after 200 attempts
+the generator gives up with ``WorkloadParameterError``.
+
+Job metadata (extra job fields, forwarded to schedulers)
+--------------------------------------------------------
+``iterations`` n_i, ``compute_time`` w_i (s), ``io_volume`` v_i (bytes per
+iteration, all hosts), ``io_time`` v_i / b (s), ``period`` w_i + v_i / b
+(the characteristic time), ``alone_time`` T_i(b), ``avg_bandwidth``
+n_i v_i / T_i(b) (bytes/s), ``io_share`` X_i (drawn), ``io_kind`` (``light``
+/ ``heavy`` for BN, ``normal``). All jobs are submitted at 0 (the paper's
+static batch). The walltime is 100 T_i(b): no schedule here comes near it,
+and schedulers plan with ``alone_time``.
+
+Usage::
+
+    python -m batio.workloads.periodic --family M-BN --alpha 0.6 --jobs 100 --seed 1 > w.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from statistics import NormalDist
+
+import numpy as np
+
+MIRA_NODES = 49152
+MIRA_BLOCK = 512            # Mira's smallest partition (a midplane)
+MIRA_LAMBDA = 1.35e-4       # discrete exponential of the processor counts
+DEFAULT_HOSTS = 96          # platforms/periodic_rack.xml
+DEFAULT_BANDWIDTH = 240e9   # bytes/s of its I/O node
+IO_SIGMA = math.sqrt(0.1)   # "variance of 0.1"
+BINORMAL_MEANS = {"light": 0.1, "heavy": 0.9}
+ITERATIONS = (10, 100)
+UNIFORM_MINUTES = (10.0, 100.0)
+WALLTIME_FACTOR = 100.0
+KAPPA_RANGE = (1 / 3, 3.0)
+VOLUME_SCALINGS = ("hosts", "none")
+MAX_ATTEMPTS = 200
+
+FAMILIES = {
+    "mira-binormal": ("mira", "binormal"),
+    "mira-normal": ("mira", "normal"),
+    "uniform-binormal": ("uniform", "binormal"),
+    "uniform-normal": ("uniform", "normal"),
+}
+SHORT_NAMES = {"M-BN": "mira-binormal", "M-No": "mira-normal",
+               "U-BN": "uniform-binormal", "U-No": "uniform-normal"}
+
+
+class WorkloadParameterError(ValueError):
+    """A generator parameter that cannot give a workload."""
+
+
+# -- distributions -------------------------------------------------------------
+
+_STD = NormalDist()
+
+
+def truncated_normal(rng, mean, sigma, size, low=0.0, high=1.0):
+    """``size`` draws of N(mean, sigma^2) conditioned on [low, high] (inverse CDF)."""
+    a, b = _STD.cdf((low - mean) / sigma), _STD.cdf((high - mean) / sigma)
+    uniforms = a + rng.random(size) * (b - a)
+    uniforms = np.clip(uniforms, 1e-15, 1 - 1e-15)
+    return np.clip([mean + sigma * _STD.inv_cdf(float(u)) for u in uniforms], low, high)
+
+
+def truncated_normal_mean(mean, sigma, low=0.0, high=1.0):
+    a, b = (low - mean) / sigma, (high - mean) / sigma
+    mass = _STD.cdf(b) - _STD.cdf(a)
+    return mean + sigma * (_STD.pdf(a) - _STD.pdf(b)) / mass
+
+
+def mira_nodes(rng, size):
+    """Node counts: discrete exponential (lambda = 1.35e-4) on the multiples of
+    512 up to 49,152."""
+    nodes = np.arange(MIRA_BLOCK, MIRA_NODES + 1, MIRA_BLOCK)
+    weights = np.exp(-MIRA_LAMBDA * nodes)
+    return rng.choice(nodes, size=size, p=weights / weights.sum())
+
+
+def mira_compute_hours(rng, nodes):
+    """Total compute time (hours) of a Mira job of ``nodes`` nodes."""
+    median = 1.0 if nodes < 4096 else 2.0 if nodes <= 16384 else 0.5
+    sigma = math.sqrt(0.1 * median)
+    while True:  # truncated to positive values
+        hours = rng.normal(median, sigma)
+        if hours > 0:
+            return hours
+
+
+def power_of_two_law(q_mean, nb_hosts):
+    """Probabilities over j (Q = 2^j, 2^j <= nb_hosts) with mean ``q_mean``, from
+    uniform laws on {0..J}; and whether the mean had to be capped."""
+    top = int(math.floor(math.log2(nb_hosts)))
+    mean_upto = [(2 ** (J + 1) - 1) / (J + 1) for J in range(top + 1)]
+    probabilities = np.zeros(top + 1)
+    if q_mean >= mean_upto[-1]:
+        probabilities[:] = 1 / (top + 1)
+        return probabilities, q_mean > mean_upto[-1]
+    if q_mean <= 1:
+        probabilities[0] = 1.0
+        return probabilities, False
+    J = max(J for J in range(top + 1) if mean_upto[J] <= q_mean)
+    mix = (q_mean - mean_upto[J]) / (mean_upto[J + 1] - mean_upto[J])
+    probabilities[:J + 1] += (1 - mix) / (J + 1)
+    probabilities[:J + 2] += mix / (J + 2)
+    return probabilities, False
+
+
+def expected_io_share(io_law, alpha):
+    """E(X) of the I/O law at this alpha (the Uniform protocol's Q-bar formula)."""
+    light, heavy = (truncated_normal_mean(m, IO_SIGMA) for m in BINORMAL_MEANS.values())
+    if io_law == "normal":
+        return truncated_normal_mean(alpha, IO_SIGMA)
+    return min(max(alpha, light), heavy)
+
+
+# -- eq. 2 ---------------------------------------------------------------------
+
+def load_sums(Q, n, w, t, P):
+    """(sum n t, sum (Q/P) n (w + t)): alpha = first / second (eq. 2)."""
+    Q, n, w, t = map(np.asarray, (Q, n, w, t))
+    return float((n * t).sum()), float((Q / P * n * (w + t)).sum())
+
+
+def alpha_of(workload, nb_hosts=DEFAULT_HOSTS, bandwidth=DEFAULT_BANDWIDTH):
+    """Eq. 2 computed from a workload's profiles: every job must be a composed
+    profile of delays and parallel_homogeneous_pfs transfers."""
+    profiles = workload["profiles"]
+    if not workload.get("jobs"):
+        raise WorkloadParameterError("the workload has no jobs: its I/O load is undefined")
+    io_time = area = 0.0
+    for job in workload["jobs"]:
+        Q = job["res"]
+        compute, moved = _walk_times(profiles, profiles[job["profile"]], Q)
+        io_time += moved / bandwidth
+        area += Q / nb_hosts * (compute + moved / bandwidth)
+    return io_time / area
+
+
+def _walk_times(profiles, profile, Q, times=1):
+    if profile["type"] == "composed":
+        compute = moved = 0.0
+        for name in profile["seq"]:
+            c, m = _walk_times(profiles, profiles[name], Q, times * profile.get("repeat", 1))
+            compute, moved = compute + c, moved + m
+        return compute, moved
+    if profile["type"] == "delay":
+        return times * profile["delay"], 0.0
+    if profile["type"] == "parallel_homogeneous_pfs":
+        per_host = profile.get("bytes_to_read", 0) + profile.get("bytes_to_write", 0)
+        return 0.0, times * Q * per_host
+    raise WorkloadParameterError(f"profile type {profile['type']!r} is not part of the periodic job model")
+
+
+# -- the generator ---------------------------------------------------------------
+
+def family_name(family):
+    name = SHORT_NAMES.get(family, family)
+    if name not in FAMILIES:
+        raise WorkloadParameterError(f"unknown family {family!r}; known: "
+                                     f"{', '.join(list(FAMILIES) + list(SHORT_NAMES))}")
+    return name
+
+
+def check_parameters(family, alpha, nb_jobs, nb_hosts, bandwidth):
+    name = family_name(family)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha <= 1:
+        raise WorkloadParameterError(f"alpha (the target I/O load) must be in (0, 1], got {alpha!r}")
+    if isinstance(nb_jobs, bool) or not isinstance(nb_jobs, (int, np.integer)) or nb_jobs < 1:
+        raise WorkloadParameterError(f"nb_jobs must be an integer >= 1 (an empty workload has no I/O "
+                                     f"load), got {nb_jobs!r}")
+    if isinstance(nb_hosts, bool) or not isinstance(nb_hosts, (int, np.integer)) or nb_hosts < 1:
+        raise WorkloadParameterError(f"nb_hosts must be an integer >= 1, got {nb_hosts!r}")
+    if not (isinstance(bandwidth, (int, float)) and bandwidth > 0 and math.isfinite(bandwidth)):
+        raise WorkloadParameterError(f"bandwidth must be a positive number of bytes/s, got {bandwidth!r}")
+    return name
+
+
+def generate(family, alpha, nb_jobs=100, seed=0, nb_hosts=DEFAULT_HOSTS, bandwidth=DEFAULT_BANDWIDTH,
+             volume_scaling="hosts"):
+    """A Batsim workload (dict) of ``nb_jobs`` periodic jobs of ``family``
+    (``mira-binormal``, ``M-BN``, ...) whose I/O load (eq. 2) is ``alpha`` on
+    ``nb_hosts`` hosts sharing ``bandwidth`` bytes/s; see the module docstring
+    (``volume_scaling``: ``"hosts"``, the paper's v_i proportional to Q_i / P,
+    or ``"none"``, v_i independent of Q_i)."""
+    name = check_parameters(family, alpha, nb_jobs, nb_hosts, bandwidth)
+    if volume_scaling not in VOLUME_SCALINGS:
+        raise WorkloadParameterError(f"volume_scaling must be one of {', '.join(VOLUME_SCALINGS)}, "
+                                     f"got {volume_scaling!r}")
+    sizes, io_law = FAMILIES[name]
+    rng = np.random.default_rng(seed)
+    rejected = {"kappa": 0, "concentration": 0}
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        draw = _draw(rng, sizes, io_law, float(alpha), nb_jobs, nb_hosts, volume_scaling)
+        reason = _pathology(draw, nb_jobs, volume_scaling)
+        if reason is None:
+            break
+        rejected[reason] += 1
+    else:
+        raise WorkloadParameterError(
+            f"{name} at alpha={alpha} with {nb_jobs} jobs: no acceptable draw in {MAX_ATTEMPTS} attempts "
+            f"(rejected: {rejected}); try more jobs or another alpha")
+    workload = _workload(draw, name, float(alpha), nb_jobs, seed, nb_hosts, bandwidth)
+    workload["generator"].update(attempts=attempt, rejected=rejected, volume_scaling=volume_scaling)
+    return workload
+
+
+def _draw(rng, sizes, io_law, alpha, nb_jobs, P, volume_scaling="hosts"):
+    n = rng.integers(ITERATIONS[0], ITERATIONS[1] + 1, nb_jobs)
+    info = {}
+    if sizes == "mira":
+        nodes = mira_nodes(rng, nb_jobs)
+        Q = np.maximum(1, np.rint(nodes * P / MIRA_NODES)).astype(int)
+        w = np.array([mira_compute_hours(rng, x) * 3600 for x in nodes]) / n
+    else:
+        q_mean = P * expected_io_share(io_law, alpha) / (alpha * (1 + expected_io_share(io_law, alpha)))
+        law, capped = power_of_two_law(q_mean, P)
+        Q = 2 ** rng.choice(len(law), size=nb_jobs, p=law)
+        w = rng.uniform(*UNIFORM_MINUTES, nb_jobs) * 60
+        info = {"q_mean_target": q_mean, "q_mean_capped": bool(capped),
+                "q_mean_law": float((law * 2 ** np.arange(len(law))).sum())}
+    if io_law == "normal":
+        X = truncated_normal(rng, alpha, IO_SIGMA, nb_jobs)
+        kinds = ["normal"] * nb_jobs
+    else:  # fit the target exertion job after job (kappa = 1 loads)
+        X, kinds = np.zeros(nb_jobs), []
+        io_time = area = 0.0
+        for i in range(nb_jobs):
+            heavy = io_time < alpha * area if area > 0 else alpha >= 0.5
+            kind = "heavy" if heavy else "light"
+            X[i] = truncated_normal(rng, BINORMAL_MEANS[kind], IO_SIGMA, 1)[0]
+            kinds.append(kind)
+            t = X[i] * w[i] * Q[i] / P
+            io_time += n[i] * t
+            area += Q[i] / P * n[i] * (w[i] + t)
+    # alpha(kappa) = kappa A / (B + kappa C), with t = kappa t0.
+    t0 = X * w * Q / P if volume_scaling == "hosts" else X * w
+    A = float((n * t0).sum())
+    B = float((Q / P * n * w).sum())
+    C = float((Q / P * n * t0).sum())
+    if A == 0 or A <= alpha * C:
+        kappa = math.inf  # no I/O drawn at all, or alpha out of reach
+    else:
+        kappa = alpha * B / (A - alpha * C)
+    return {"n": n, "Q": Q, "w": w, "X": X, "kinds": kinds, "t": kappa * t0, "kappa": kappa,
+            "alpha_uncalibrated": A / (B + C) if B + C > 0 else 0.0, "info": info}
+
+
+def _pathology(draw, nb_jobs, volume_scaling="hosts"):
+    if not math.isfinite(draw["kappa"]) or (
+            volume_scaling == "hosts" and not KAPPA_RANGE[0] <= draw["kappa"] <= KAPPA_RANGE[1]):
+        return "kappa"
+    io = draw["n"] * draw["t"]
+    if io.max() > max(0.2, 5 / nb_jobs) * io.sum():
+        return "concentration"
+    return None
+
+
+def _workload(draw, name, alpha, nb_jobs, seed, P, bandwidth):
+    jobs, profiles = [], {}
+    for i in range(nb_jobs):
+        number = i + 1
+        n, Q = int(draw["n"][i]), int(draw["Q"][i])
+        w = round(float(draw["w"][i]), 6)
+        per_host = float(round(draw["t"][i] * bandwidth / Q))
+        v = per_host * Q
+        t = v / bandwidth
+        alone = n * (w + t)
+        compute, io, job = f"compute_{number}", f"io_{number}", f"job_{number}"
+        profiles[compute] = {"type": "delay", "delay": w}
+        profiles[io] = {"type": "parallel_homogeneous_pfs", "bytes_to_write": per_host, "storage": "pfs"}
+        profiles[job] = {"type": "composed", "repeat": n, "seq": [compute, io]}
+        jobs.append({"id": number, "subtime": 0.0, "walltime": float(math.ceil(WALLTIME_FACTOR * alone)),
+                     "res": Q, "profile": job,
+                     "iterations": n, "compute_time": w, "io_volume": v, "io_time": t, "period": w + t,
+                     "alone_time": alone, "avg_bandwidth": n * v / alone,
+                     "io_share": round(float(draw["X"][i]), 6), "io_kind": draw["kinds"][i]})
+    workload = {"nb_res": P, "jobs": jobs, "profiles": profiles}
+    realised = alpha_of(workload, P, bandwidth)
+    workload.update({
+        "alpha": realised,
+        "alpha_target": alpha,
+        "generator": {"module": "batio.workloads.periodic", "family": name, "seed": seed,
+                      "nb_jobs": nb_jobs, "nb_hosts": P, "bandwidth": bandwidth,
+                      "io_scale_kappa": draw["kappa"], "alpha_uncalibrated": draw["alpha_uncalibrated"],
+                      **draw["info"]},
+    })
+    return workload
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--family", required=True, help=", ".join(list(SHORT_NAMES) + list(FAMILIES)))
+    parser.add_argument("--alpha", type=float, required=True, help="target I/O load, in (0, 1]")
+    parser.add_argument("--jobs", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hosts", type=int, default=DEFAULT_HOSTS)
+    parser.add_argument("--bandwidth", type=float, default=DEFAULT_BANDWIDTH, help="bytes/s")
+    parser.add_argument("--volume-scaling", default="hosts", choices=VOLUME_SCALINGS,
+                        help="hosts: v_i proportional to Q_i / P (the paper's formula); none: independent of Q_i")
+    parser.add_argument("--out", help="file to write (default: stdout)")
+    args = parser.parse_args(argv)
+    try:
+        workload = generate(args.family, args.alpha, args.jobs, args.seed, args.hosts, args.bandwidth,
+                            args.volume_scaling)
+    except WorkloadParameterError as error:
+        parser.error(str(error))
+    text = json.dumps(workload, indent=1) + "\n"
+    if args.out:
+        with open(args.out, "w") as stream:
+            stream.write(text)
+    else:
+        sys.stdout.write(text)
+    generator = workload["generator"]
+    print(f"{generator['family']}: {args.jobs} jobs, realised alpha = {workload['alpha']:.6f} "
+          f"(target {args.alpha}, kappa = {generator['io_scale_kappa']:.3f}, "
+          f"{generator['attempts'] - 1} draw(s) filtered out: {generator['rejected']})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
