@@ -1,0 +1,188 @@
+"""I/O-aware backfill scheduling (paper 000, Section VI, Algorithms 2-4).
+
+The parallel file system's throughput ("Lustre" in the paper) is a
+cluster-wide bandwidth-type resource ``lustre`` of the shared reservation
+tracker, limited to R_limit (option ``limit``, GiB/s). Every job reserves its
+estimated throughput r_j (``batio.estimator``: the decaying average of what
+similar jobs achieved; 0 while unknown) next to its hosts, so the
+*estimated* throughput within the schedule never exceeds R_limit. The rest is
+Slurm's backfill (``Backfill``, Algorithm 1).
+
+Algorithm 2 (InitializeReservationTracker), as batio does it
+-----------------------------------------------------------
+1. The latest r_j for j in R and Q: the estimator is updated at each job
+   completion, and read at the start of every round.
+2. R_now, the measured total throughput: see "R_now" below.
+3-6. ``ReservationTracker.from_running``: each running job holds its hosts
+   and r_j over [b_j, b_j + L_j) (its walltime).
+7-8. If sum_{j in R} r_j < R_now, the difference is reserved over
+   [t_now, max_{j in R}(b_j + L_j)), as one extra running entry holding no host.
+
+Algorithms 3 and 4 (ReserveResources, EarliestStartTime) are the tracker's
+``reserve`` and ``earliest_start``: nodes and throughput over [t, t + L_j).
+
+R_now
+-----
+Batsim tells a scheduler nothing about the live throughput of the storage
+(no protocol event carries it; batio's ``out_io.csv`` is written after the
+run). batio therefore takes R_now = sum_{j in R} r_j, the sum of the
+estimates of the running jobs: lines 7-8 never reserve anything, and the
+safeguard they give the paper against jobs without history is lost (in
+``untrained`` mode, the first jobs of a type start as under plain backfill
+until one of them completes). A proxy built from recently completed jobs'
+observed rates was rejected: it measures jobs that no longer load the file
+system, and line 8 would hold that phantom load until the last running job's
+walltime, blocking writers the real file system could take. The hook
+``measured_throughput(now)`` (default ``None``: no measurement) is where a
+measurement would enter; lines 7-8 are implemented behind it.
+
+Estimates against the limit
+---------------------------
+* A queued job reserves min(r_j, R_limit): a job estimated above the whole
+  limit can still start when no other throughput is reserved over its window
+  (the authors' prototype clips the same way); otherwise it could never run.
+  Running jobs are facts and reserve their full r_j, which may exceed
+  R_limit: then no job with r_j > 0 starts until enough of them end.
+* A job estimated at r_j = 0 reserves no throughput and is not checked
+  against it, exactly as under ``Backfill``: with zero estimates everywhere
+  (``untrained``, before any completion) the schedule is Backfill's.
+* The throughput of a job is the bytes it reads plus writes, whatever the
+  storage host: one resource for the whole file system, as in the paper.
+
+Options (pybatsim ``-o`` JSON), besides Backfill's ``backfill_max`` and ``order``:
+
+* ``limit`` — R_limit in GiB/s (2^30 bytes/s), > 0; default 20 (the paper's
+  short-term Stria bandwidth; 15 is its "long-term" one).
+* ``estimator`` — ``"untrained"`` (default: empty history) or ``"pretrained"``.
+* ``history`` — for ``pretrained``: a history file path, or the mapping
+  ``{app: {"rate": bytes/s, "runtime": s}}`` inline (``batio.estimator``).
+* ``decay`` — the estimator's decay in [0, 1]; default 0.8.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from batsim.batsim import Job
+from procset import ProcSet
+
+from batio.estimator import DEFAULT_DECAY, MODES, Estimate, Estimator, EstimatorError, job_bytes, job_key
+from batio.options import Option, OptionError, parse_options
+from batio.reservation import ReservationTracker, RunningJob
+from batio.schedulers.backfill import Backfill, time_limit
+
+GIB = 2.0 ** 30
+LUSTRE = "lustre"
+"""Name of the file-system throughput resource in the reservation tracker."""
+R_NOW_KEY = "R_now"
+"""Key of Algorithm 2's line-8 reservation in the tracker."""
+
+
+class IoAware(Backfill):
+    OPTIONS = {
+        **Backfill.OPTIONS,
+        "limit": Option(float, 20.0, minimum=0.0, help="R_limit in GiB/s, > 0"),
+        "estimator": Option(str, "untrained", choices=MODES),
+        "history": Option(object, None, help="for estimator pretrained: a history file path or "
+                                             "{app: {\"rate\": bytes/s, \"runtime\": s}}"),
+        "decay": Option(float, DEFAULT_DECAY, minimum=0.0, maximum=1.0,
+                        help="weight of the previous history at each completion"),
+    }
+
+    def __init__(self, options: Mapping | None = None):
+        super().__init__(options)
+        name = type(self).__name__
+        settings = parse_options(name, self.OPTIONS, options)
+        if not settings["limit"] > 0:
+            raise OptionError(f"{name}: option 'limit' = {settings['limit']} is not allowed: "
+                              "expected a number > 0 (GiB/s)")
+        self.R_limit = settings["limit"] * GIB
+        try:
+            self.estimator = Estimator.from_options(settings["estimator"], settings["history"],
+                                                    settings["decay"])
+        except EstimatorError as error:
+            raise OptionError(f"{name}: {error}") from None
+        self.keys: dict[str, str] = {}  # job id -> its similarity key
+        self.estimates: dict[str, Estimate] = {}  # job id -> its estimate, until the history changes
+        self.pretrained = settings["estimator"] == "pretrained"
+        self.unknown: set[str] = set()  # job types without history, reported once
+
+    # -- estimates -------------------------------------------------------
+
+    def estimate(self, job: Job) -> Estimate:
+        """r_j (bytes/s) and d_j (s) of ``job`` now (Algorithm 2 line 1,
+        Algorithm 5 line 1)."""
+        estimate = self.estimates.get(job.id)
+        if estimate is None:
+            key = self.keys.get(job.id)
+            if key is None:
+                key = self.keys[job.id] = job_key(job)
+            estimate = self.estimates[job.id] = self.estimator.estimate(key, time_limit(job))
+        return estimate
+
+    def measured_throughput(self, now: float) -> float | None:
+        """R_now in bytes/s, or None when not measured (always, under Batsim:
+        see the module docstring)."""
+        return None
+
+    # -- Backfill hooks --------------------------------------------------
+
+    def bandwidth_limits(self, now: float) -> Mapping[str, float]:
+        return {LUSTRE: self.R_limit}
+
+    def bandwidth_need(self, job: Job, now: float) -> Mapping[str, float]:
+        """What a queued job reserves (Algorithm 3 line 2): r_j, capped at
+        R_limit; nothing when r_j = 0."""
+        r_j = self.estimate(job).rate
+        return {LUSTRE: min(r_j, self.R_limit)} if r_j > 0 else {}
+
+    def running_jobs(self, now: float) -> list[RunningJob]:
+        """Algorithm 2, lines 3-8: running jobs with their hosts and full r_j
+        over [b_j, b_j + L_j), plus the unexplained measured throughput."""
+        running = []
+        for job, b_j in self.running.values():
+            r_j = self.estimate(job).rate
+            running.append(RunningJob(job.id, b_j, job.allocation, time_limit(job),
+                                      bandwidth={LUSTRE: r_j} if r_j > 0 else {}))
+        # Lines 7-8.
+        R_now = self.measured_throughput(now)
+        sum_r = sum(job.bandwidth.get(LUSTRE, 0.0) for job in running)
+        if R_now is not None and running and sum_r < R_now:
+            until = max(job.start + job.walltime for job in running)
+            if until > now:
+                running.append(RunningJob(R_NOW_KEY, now, ProcSet(), until - now,
+                                          bandwidth={LUSTRE: R_now - sum_r}))
+        return running
+
+    def initialize_reservation_tracker(self, now: float) -> ReservationTracker:
+        """Algorithm 2 (the tracker holds both NT and LT)."""
+        return ReservationTracker.from_running(self.hosts, self.bandwidth_limits(now),
+                                               self.running_jobs(now), now)
+
+    # -- pybatsim glue ---------------------------------------------------
+
+    def onJobSubmission(self, job):
+        key = self.keys[job.id] = job_key(job)  # a bad 'app' field stops the run here
+        if self.pretrained and not self.estimator.knows(key) and key not in self.unknown:
+            self.unknown.add(key)
+            print(f"{type(self).__name__}: no history for job type {key!r} (job {job.id}): "
+                  "estimated at r = 0 and d = walltime until one completes", flush=True)
+        super().onJobSubmission(job)
+        if job.requested_resources > len(self.hosts):  # rejected
+            del self.keys[job.id]
+
+    def onJobCompletion(self, job):
+        entry = self.running.get(job.id)
+        if entry is not None and job.job_state == Job.State.COMPLETED_SUCCESSFULLY:
+            _, b_j = entry
+            nb_bytes = job_bytes(job, self.bs.profiles[job.workload])
+            self.estimator.observe(self.keys.get(job.id) or job_key(job), nb_bytes, b_j, self.bs.time())
+            self.estimates.clear()
+        self.keys.pop(job.id, None)
+        self.estimates.pop(job.id, None)
+        super().onJobCompletion(job)
+
+    def onJobsKilled(self, jobs):
+        for job in jobs:
+            self.keys.pop(job.id, None)
+            self.estimates.pop(job.id, None)
+        super().onJobsKilled(jobs)
