@@ -25,6 +25,8 @@ SCHEDULERS = {
     "iopack-random": ("ioPack.py", {"packs": "Random"}),
     "iopack-max": ("ioPack.py", {"packs": "Max"}),
     "iopack-char": ("ioPack.py", {"packs": "Char"}),
+    "equilibrio": ("equilibrio.py", {}),
+    "equilibrio-listing": ("equilibrio.py", {"backfill_guard": False, "backfill_order": "fixed"}),
 }
 
 

@@ -1,0 +1,219 @@
+"""EquilibrIO's evaluation metrics (seed 003, slide "Evaluation metrics"),
+from a run's output files and its workload.
+
+Inputs: ``PREFIX_jobs.csv`` (submission, start, finish of every job) and the
+workload JSON (each job's profile and its I/O fields ``io_walltime_share``
+and ``average_bw``). Nothing comes from the scheduler, so runs with partial
+knowledge are measured with every job's true I/O intensity.
+
+Time alone
+----------
+A job's profile is walked as the engine runs it (``AloneModel``):
+
+* a ``parallel_homogeneous_pfs`` phase moves its bytes at the bandwidth one
+  job on n nodes gets alone, min(n x node link, PFS link) for reads and for
+  writes (reads and writes have separate links, so a phase doing both lasts
+  the longer of the two); its time alone is **transfer time**;
+* ``parallel_homogeneous`` (no communication) lasts cpu / node speed and
+  ``delay`` its delay: **fixed time**, the same whatever else runs (compute
+  nodes are exclusive, and only the PFS is shared);
+* route latencies (0.1 ms per transfer on ``theta_quarter``) are left out.
+
+T_alone = transfer + fixed. Any extra time of a job in the simulation is
+therefore time its transfers waited for the PFS.
+
+Per-job metrics (percent; 0 % = as fast as alone)
+-------------------------------------------------
+* job slowdown = (execution_time / T_alone - 1) x 100;
+* I/O slowdown = ((execution_time - fixed) / transfer - 1) x 100: the I/O
+  tasks (the PFS transfers, ElastiSim's I/O tasks) against the same bytes
+  at the bandwidth the job gets alone; undefined (NaN) for a job without
+  I/O;
+* utilisation = fraction of the job's run time not spent in I/O:
+  (1 - io_walltime_share) x T_alone / execution_time when the job has the
+  field (its I/O phases include time in I/O calls that moves no data), else
+  (fixed time) / execution_time;
+* displacement = |position in start order - position in arrival order|
+  (positions from 0 among the jobs that ran; arrival order by submission
+  time then job id, start order by starting time then arrival order, so
+  jobs started by one decision keep their arrival order).
+
+Run metric
+----------
+* io_intensity(S)(t) and io_intensity(W)(t) (``intensity_timeline``): the
+  mean io_intensity_j = io_walltime_share x average_bw (GB/s) of the jobs
+  running at t, and of the jobs submitted and not finished at t (0 for an
+  empty set), step functions changing at submissions, starts and finishes;
+* mean distance = the time average of |io_intensity(S) - io_intensity(W)|
+  over [first submission, last finish], leaving out the times when no job
+  is in the system.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from batio.metrics import read_jobs
+
+
+@dataclass(frozen=True)
+class AloneModel:
+    """What one job gets alone: node speed (flop/s), node link, PFS read and
+    write bandwidths (bytes/s)."""
+
+    node_speed: float
+    node_bw: float
+    read_bw: float
+    write_bw: float
+
+    def phase_times(self, profile: dict, profiles: dict, nodes: int) -> tuple[float, float]:
+        """(transfer seconds, fixed seconds) of a profile run alone on ``nodes`` nodes."""
+        kind = profile["type"]
+        if kind == "composed":
+            transfer = fixed = 0.0
+            for name in profile["seq"]:
+                more = self.phase_times(profiles[name], profiles, nodes)
+                transfer, fixed = transfer + more[0], fixed + more[1]
+            repeat = profile.get("repeat", 1)
+            return repeat * transfer, repeat * fixed
+        if kind == "delay":
+            return 0.0, float(profile["delay"])
+        if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+            if profile.get("com", 0):
+                raise ValueError("communication between nodes is not modelled alone")
+            cpu = float(profile["cpu"]) / (nodes if kind == "parallel_homogeneous_total" else 1)
+            return 0.0, cpu / self.node_speed
+        if kind == "parallel_homogeneous_pfs":
+            read = nodes * float(profile.get("bytes_to_read", 0)) / min(nodes * self.node_bw, self.read_bw)
+            write = nodes * float(profile.get("bytes_to_write", 0)) / min(nodes * self.node_bw, self.write_bw)
+            return max(read, write), 0.0
+        raise ValueError(f"profile type {kind!r} has no alone time here")
+
+
+THETA_QUARTER = AloneModel(node_speed=2.66e12, node_bw=12.5e9, read_bw=60e9, write_bw=43e9)
+"""``platforms/theta_quarter.xml``."""
+
+
+def workload_jobs(workload: dict | str | Path, model: AloneModel = THETA_QUARTER) -> pd.DataFrame:
+    """One row per workload job (index: job id as in ``_jobs.csv``): its
+    size, io_intensity (GB/s, NaN without the fields), I/O class, and
+    transfer, fixed and total time alone."""
+    if not isinstance(workload, dict):
+        workload = json.loads(Path(workload).read_text())
+    profiles = workload["profiles"]
+    rows = []
+    for job in workload["jobs"]:
+        transfer, fixed = model.phase_times(profiles[job["profile"]], profiles, job["res"])
+        share, bw = job.get("io_walltime_share"), job.get("average_bw")
+        rows.append({"job_id": str(job["id"]), "res": job["res"],
+                     "io_walltime_share": np.nan if share is None else float(share),
+                     "io_intensity": np.nan if share is None or bw is None else float(share) * float(bw),
+                     "io_class": job.get("io_class", ""),
+                     "transfer_alone": transfer, "fixed_alone": fixed, "runtime_alone": transfer + fixed})
+    return pd.DataFrame(rows).set_index("job_id")
+
+
+def _ran(prefix) -> pd.DataFrame:
+    jobs = read_jobs(prefix)
+    jobs = jobs[jobs["final_state"] != "REJECTED"].copy()
+    jobs["job_id"] = jobs["job_id"].astype(str)
+    return jobs.set_index("job_id")
+
+
+def job_metrics(prefix, workload, model: AloneModel = THETA_QUARTER) -> pd.DataFrame:
+    """Per-job metrics (see the module docstring) of the run at ``prefix``."""
+    jobs = _ran(prefix).join(workload_jobs(workload, model), how="left")
+    execution = jobs["execution_time"]
+    jobs["job_slowdown"] = (execution / jobs["runtime_alone"] - 1) * 100
+    transfer = jobs["transfer_alone"].where(jobs["transfer_alone"] > 0)
+    jobs["io_slowdown"] = ((execution - jobs["fixed_alone"]) / transfer - 1) * 100
+    non_io = ((1 - jobs["io_walltime_share"]) * jobs["runtime_alone"]).fillna(jobs["fixed_alone"])
+    jobs["utilisation"] = non_io / execution
+    jobs["displacement"] = displacement(jobs)
+    return jobs
+
+
+def displacement(jobs: pd.DataFrame) -> pd.Series:
+    """|start position - arrival position| of each job (index: job id)."""
+    key = pd.Series([_natural(job_id) for job_id in jobs.index], index=jobs.index)
+    arrival = sorted(jobs.index, key=lambda j: (jobs.at[j, "submission_time"], key[j]))
+    arrival_position = {job_id: i for i, job_id in enumerate(arrival)}
+    start = sorted(jobs.index, key=lambda j: (jobs.at[j, "starting_time"], arrival_position[j]))
+    return pd.Series({job_id: abs(i - arrival_position[job_id]) for i, job_id in enumerate(start)},
+                     dtype=float).reindex(jobs.index)
+
+
+def _natural(job_id: str):
+    return (0, int(job_id), "") if job_id.isdigit() else (1, 0, job_id)
+
+
+def intensity_timeline(prefix, workload, model: AloneModel = THETA_QUARTER) -> pd.DataFrame:
+    """io_intensity(S) and io_intensity(W) over time: rows (time, S, W,
+    nb_running, nb_in_system), each holding from ``time`` to the next row.
+
+    Events at one instant apply together; jobs without I/O fields do not
+    count."""
+    jobs = _ran(prefix).join(workload_jobs(workload, model)[["io_intensity"]], how="left")
+    jobs = jobs[jobs["io_intensity"].notna()]
+    events = []  # (time, d running sum, d running count, d system sum, d system count)
+    for row in jobs.itertuples():
+        value = row.io_intensity
+        events.append((row.submission_time, 0.0, 0, value, 1))
+        events.append((row.starting_time, value, 1, 0.0, 0))
+        events.append((row.finish_time, -value, -1, -value, -1))
+    if not events:
+        return pd.DataFrame(columns=["time", "S", "W", "nb_running", "nb_in_system"])
+    frame = pd.DataFrame(events, columns=["time", "ds", "dn", "dw", "dm"])
+    grouped = frame.groupby("time", sort=True)[["ds", "dn", "dw", "dm"]].sum()
+    totals = grouped.cumsum()
+    running, system = totals["dn"].round().astype(int), totals["dm"].round().astype(int)
+    s = np.where(running > 0, totals["ds"] / running.clip(lower=1), 0.0)
+    w = np.where(system > 0, totals["dw"] / system.clip(lower=1), 0.0)
+    return pd.DataFrame({"time": grouped.index.to_numpy(dtype=float), "S": s, "W": w,
+                         "nb_running": running.to_numpy(), "nb_in_system": system.to_numpy()})
+
+
+def mean_distance(timeline: pd.DataFrame, start: float | None = None, end: float | None = None) -> float:
+    """Time average of |S - W| over the timeline (optionally within [start,
+    end]), over the times with at least one job in the system."""
+    if len(timeline) < 2:
+        return 0.0
+    times = timeline["time"].to_numpy(dtype=float)
+    spans = np.diff(times)
+    lows, highs = times[:-1], times[1:]
+    if start is not None or end is not None:
+        lows = np.maximum(lows, -math.inf if start is None else start)
+        highs = np.minimum(highs, math.inf if end is None else end)
+        spans = np.clip(highs - lows, 0, None)
+    distance = np.abs(timeline["S"].to_numpy() - timeline["W"].to_numpy())[:-1]
+    occupied = timeline["nb_in_system"].to_numpy()[:-1] > 0
+    weight = spans * occupied
+    total = weight.sum()
+    return float((distance * weight).sum() / total) if total > 0 else 0.0
+
+
+def summary(prefix, workload, model: AloneModel = THETA_QUARTER) -> dict:
+    """The poster's numbers for one run: medians and means of the per-job
+    metrics (all jobs, and high-intensity jobs if the workload marks them),
+    mean displacement, mean distance, makespan, kills."""
+    jobs = job_metrics(prefix, workload, model)
+    timeline = intensity_timeline(prefix, workload, model)
+    result = {"jobs": int(len(jobs)),
+              "killed": int((jobs["final_state"] != "COMPLETED_SUCCESSFULLY").sum()),
+              "makespan": float(jobs["finish_time"].max()) if len(jobs) else 0.0,
+              "mean_wait": float(jobs["waiting_time"].mean()) if len(jobs) else 0.0,
+              "mean_distance": mean_distance(timeline)}
+    groups = {"all": jobs}
+    if (jobs["io_class"] == "high").any():
+        groups["high"] = jobs[jobs["io_class"] == "high"]
+    for name, group in groups.items():
+        for metric in ("job_slowdown", "io_slowdown", "utilisation", "displacement"):
+            values = group[metric].dropna()
+            result[f"{name}_{metric}_median"] = float(values.median()) if len(values) else float("nan")
+            result[f"{name}_{metric}_mean"] = float(values.mean()) if len(values) else float("nan")
+    return result

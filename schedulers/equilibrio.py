@@ -1,0 +1,442 @@
+"""EquilibrIO: taming the I/O tides (seed 003, Özden, Tarraf, Wolf, CLUSTER 2025).
+
+The scheduler keeps the I/O intensity of the running jobs, io_intensity(S),
+close to that of the whole workload (running and queued jobs),
+io_intensity(W), while a weighted priority keeps the schedule fair
+(slides "I/O intensity", "Scheduling algorithm", "Preventing job
+starvation", "Fairness priority value", "Weighted priority", "Algorithm").
+
+I/O intensity (slide "I/O intensity"), from two extra job fields the
+workload carries (Darshan's coarse numbers, see ``workloads/equilibrio.py``)::
+
+    io_intensity_j   = io_walltime_share_j x average_bw_j      (GB/s)
+    io_intensity(S)  = sum over RJ of io_intensity_j / |RJ|
+    io_intensity(W)  = sum over RJ u QJ of io_intensity_j / |RJ u QJ|
+
+with RJ the running and QJ the queued jobs; an empty set has intensity 0.
+They are kept up to date as the slide's table says: a job submission adds
+the job to W, an admission adds it to S, a completion (or kill) removes it
+from both.
+
+Weighted priority (slides "Fairness priority value", "Weighted priority"),
+for each candidate c of QJ::
+
+    lambda_c = (arrival_time_c - min_QJ arrival) / (max_QJ - min_QJ)
+    io_intensity(S)_c = (sum over RJ of io_intensity_j + io_intensity_c) / (|RJ| + 1)
+    delta'_c = |io_intensity(W) - io_intensity(S)_c|
+    delta_c  = (delta'_c - min_QJ delta') / (max_QJ delta' - min_QJ delta')
+    wp_c     = (1 - alpha) lambda_c + alpha delta_c
+
+and the best candidate has the minimum wp. When all values are equal (the
+denominator is 0; e.g. one candidate), every normalised value is 0 (values
+equal but for rounding count as equal). Ties go to the earlier arrival,
+then the smaller job id, so alpha = 0 is FCFS.
+
+The slide writes delta'_c = |io_intensity(W) - io_intensity_c| just below
+defining io_intensity(S)_c, which it then never uses; the algorithm's stated
+goal is to minimise |io_intensity(W) - io_intensity(S)|, so by default delta'
+compares W with the system's intensity *if c were admitted*. Option
+``delta: "job"`` uses the slide's formula as printed.
+
+Algorithm (slide "Algorithm"), at each invocation (submission, completion):
+lines 1-6 update the intensities and ``reservations``; then, while QJ is not
+empty and nodes_free >= nodes_min, take the best candidate c (recomputed
+each time: admitting a job changes io_intensity(S)); if it fits, admit it
+(lines 11-18), else drop it from the candidate list C and stop (lines
+19-21). Lines 22-23 then run a backfill pass over the remaining candidates
+in C. The poster's listing stops at "for c in C do (backfill pass)"; two
+options say what the pass does.
+
+``backfill``, which candidates may start:
+
+* ``"poster"`` (default): the poster's ``reservations`` hashmap holds
+  current_time + walltime for each running job (line 15) and
+  reservation_max is its maximum (line 16). A candidate is backfilled when
+  it fits now and its walltime ends by reservation_max: by then every
+  running and backfilled job has ended, so the blocked best candidate can
+  start at reservation_max at the latest. (A running job without walltime
+  makes reservation_max infinite: every candidate that fits is backfilled.)
+* ``"easy"``, ``"conservative"``, ``"none"``: Slurm's backfill of
+  ``Backfill`` (paper 000, Algorithm 1) on the shared reservation tracker,
+  over the blocked candidate followed by C: BackfillMax 1, unbounded, 0.
+  With alpha = 0 the schedule is exactly ``Backfill``'s with ``order:
+  "fcfs"`` and the same BackfillMax (``tests/test_equilibrio.py``).
+
+``backfill_order``, in which order: ``"recomputed"`` (default) ranks the
+candidates left by weighted priority again after each backfilled start, as
+lines 9-18 do after each admission; ``"fixed"`` keeps C as line 9 last
+computed it. Both are the same when alpha = 0.
+
+``backfill_guard`` (default true; only when alpha > 0): a visible candidate
+is backfilled only if admitting it does not increase
+|io_intensity(W) - io_intensity(S)|; hidden candidates are not checked
+(FCFS treatment). Without it, the ranking only decides who gets a hole
+first: on a busy machine most jobs start in the backfill pass, which starts
+*every* candidate that fits, so high-intensity jobs (mid-sized, short
+walltimes: good backfill candidates) all start as soon as holes open,
+whatever their rank, and io_intensity(S) overshoots io_intensity(W). The
+guard makes the pass pursue the algorithm's stated goal too, at the cost of
+holes left idle for a while; ``false`` is the unguarded reading of the
+listing. The experiments measure both (``scripts/results/equilibrio.md``).
+
+Partial knowledge (slide "Experimental setup", Experiment 2): option
+``knowledge`` is the fraction of jobs whose I/O information the scheduler
+sees. Job j is visible when u_j < knowledge, u_j in [0, 1) being a SHA-256
+hash of ``knowledge_seed`` and j's id within its workload; the visible sets
+are nested (25 % visible jobs are among the 40 % ones) and the same in every
+run. A job is hidden too when a field is missing. The poster's fallback to
+FCFS, exactly: a hidden job
+
+* counts in neither io_intensity(S) nor io_intensity(W) (both average over
+  visible jobs only);
+* takes delta_c = lambda_c, so wp_c = lambda_c: it is ranked by arrival
+  alone, as FCFS would;
+* is otherwise scheduled like any job (admission, backfill, reservations).
+
+So knowledge 0 gives the alpha = 0 schedule, and visible jobs are normalised
+(delta' min and max) among the visible candidates only.
+
+Options (pybatsim ``-o`` JSON), validated at start-up: ``alpha`` (reordering
+intensity in [0, 1], default 0.5, the poster's choice), ``knowledge`` ([0,
+1], default 1), ``knowledge_seed`` (integer >= 0, default 0), ``backfill``,
+``backfill_order``, ``backfill_guard``, ``delta``.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+from batsim.batsim import Job
+
+from batio.options import Option, parse_options
+from batio.reservation import ReservationTracker
+from batio.schedulers.backfill import QUEUE_ORDERS, Backfill, RoundPlan, time_limit
+
+BACKFILL_MAX = {"none": 0, "easy": 1, "conservative": math.inf}
+IO_FIELDS = ("io_walltime_share", "average_bw")
+
+
+# -- pure computations (slides "I/O intensity", "Fairness priority value", "Weighted priority") --
+
+def io_intensity(io_walltime_share: float, average_bw: float) -> float:
+    """io_intensity_j := io_walltime_j / total_walltime_j x average_bw_j."""
+    return io_walltime_share * average_bw
+
+
+def mean_io_intensity(total: float, count: int) -> float:
+    """io_intensity of a set of jobs from its sum and size; 0 for an empty set."""
+    return total / count if count else 0.0
+
+
+def normalise(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """(v - min) / (max - min) for each value; all 0 when max == min (no
+    division by zero: nothing tells the values apart). Values equal but for
+    rounding (relative difference below 1e-9, e.g. |0.3 - 0.1| and |0.3 -
+    0.5|) count as equal: rounding noise must not be stretched to [0, 1]."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return values
+    low, high = float(values.min()), float(values.max())
+    if math.isclose(low, high, rel_tol=1e-9, abs_tol=1e-12):
+        return np.zeros_like(values)
+    return (values - low) / (high - low)
+
+
+def fairness_priority(arrival_times: Sequence[float]) -> np.ndarray:
+    """lambda_c for every candidate: its normalised arrival time in QJ."""
+    return normalise(arrival_times)
+
+
+def system_io_intensity_with(candidates: np.ndarray, running_total: float, running_count: int) -> np.ndarray:
+    """io_intensity(S)_c: the system's intensity if candidate c were admitted."""
+    return (running_total + np.asarray(candidates, dtype=float)) / (running_count + 1)
+
+
+def intensity_delta(candidates: Sequence[float], workload_intensity: float, running_total: float,
+                    running_count: int, versus: str = "system") -> np.ndarray:
+    """delta_c for candidates of known intensities (normalised among them).
+
+    ``versus="system"``: delta'_c = |io_intensity(W) - io_intensity(S)_c|;
+    ``versus="job"``: delta'_c = |io_intensity(W) - io_intensity_c| (the slide's formula as printed).
+    """
+    candidates = np.asarray(candidates, dtype=float)
+    if versus == "system":
+        compared = system_io_intensity_with(candidates, running_total, running_count)
+    elif versus == "job":
+        compared = candidates
+    else:
+        raise ValueError(f"versus must be 'system' or 'job', got {versus!r}")
+    return normalise(np.abs(workload_intensity - compared))
+
+
+def weighted_priority(alpha: float, lam, delta):
+    """wp(alpha, lambda, delta) = (1 - alpha) lambda + alpha delta."""
+    return (1 - alpha) * np.asarray(lam, dtype=float) + alpha * np.asarray(delta, dtype=float)
+
+
+def candidate_priorities(alpha: float, arrival_times: Sequence[float], intensities: Sequence[float | None],
+                         workload_intensity: float, running_total: float, running_count: int,
+                         versus: str = "system") -> np.ndarray:
+    """wp of every candidate; ``None`` intensity = hidden I/O: delta_c = lambda_c."""
+    lam = fairness_priority(arrival_times)
+    known = np.array([value is not None for value in intensities], dtype=bool)
+    delta = lam.copy()
+    if known.any():
+        values = [value for value in intensities if value is not None]
+        delta[known] = intensity_delta(values, workload_intensity, running_total, running_count, versus)
+    return weighted_priority(alpha, lam, delta)
+
+
+def knowledge_draw(job_id: str, seed: int = 0) -> float:
+    """u_j in [0, 1), a fixed hash of ``seed`` and the job's id within its
+    workload (``w0!12`` -> ``12``): job j's I/O information is visible when
+    u_j < knowledge."""
+    name = job_id.rpartition("!")[2]
+    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2 ** 64
+
+
+def job_io_intensity(job: Job, knowledge: float = 1.0, seed: int = 0) -> float | None:
+    """The job's io_intensity as the scheduler sees it; None when hidden."""
+    fields = job.json_dict or {}
+    if knowledge <= 0 or any(not _is_number(fields.get(key)) for key in IO_FIELDS):
+        return None
+    if knowledge < 1 and knowledge_draw(job.id, seed) >= knowledge:
+        return None
+    return io_intensity(float(fields["io_walltime_share"]), float(fields["average_bw"]))
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class IntensitySet:
+    """Sum and count of the known intensities of a set of jobs (S or W)."""
+
+    def __init__(self):
+        self.members: dict[str, float] = {}
+        self.total = 0.0
+
+    def add(self, job_id: str, value: float | None) -> None:
+        if value is not None and job_id not in self.members:
+            self.members[job_id] = value
+            self.total += value
+
+    def remove(self, job_id: str) -> None:
+        value = self.members.pop(job_id, None)
+        if value is not None:
+            self.total = self.total - value if self.members else 0.0  # no rounding drift once empty
+
+    @property
+    def count(self) -> int:
+        return len(self.members)
+
+    @property
+    def io_intensity(self) -> float:
+        return mean_io_intensity(self.total, self.count)
+
+
+# -- the scheduler -------------------------------------------------------------
+
+class Equilibrio(Backfill):
+    OPTIONS = {
+        "alpha": Option(float, 0.5, minimum=0.0, maximum=1.0,
+                        help="reordering intensity: 0 FCFS, 1 I/O intensity only"),
+        "knowledge": Option(float, 1.0, minimum=0.0, maximum=1.0,
+                            help="fraction of jobs whose I/O information is visible"),
+        "knowledge_seed": Option(int, 0, minimum=0, help="seed of the hash choosing the visible jobs"),
+        "backfill": Option(str, "poster", choices=("poster", *BACKFILL_MAX)),
+        "delta": Option(str, "system", choices=("system", "job"),
+                        help="delta' against io_intensity(S)_c (system) or io_intensity_c (job)"),
+        "backfill_order": Option(str, "recomputed", choices=("recomputed", "fixed"),
+                                 help="backfill pass: wp order recomputed after each start, or C as computed"),
+        "backfill_guard": Option(bool, True,
+                                 help="backfill pass (alpha > 0): skip visible candidates that move "
+                                      "io_intensity(S) away from io_intensity(W)"),
+    }
+
+    def __init__(self, options: Mapping | None = None):
+        settings = parse_options(type(self).__name__, self.OPTIONS, options)
+        # Backfill's state, with the BackfillMax our ``backfill`` option names
+        # (Backfill validates its own options through self.OPTIONS).
+        self.OPTIONS = Backfill.OPTIONS
+        backfill_max = BACKFILL_MAX.get(settings["backfill"], 0)
+        super().__init__({"backfill_max": None if backfill_max == math.inf else backfill_max, "order": "fcfs"})
+        del self.OPTIONS
+        self.options = options
+        self.alpha = settings["alpha"]
+        self.knowledge = settings["knowledge"]
+        self.knowledge_seed = settings["knowledge_seed"]
+        self.backfill_rule = settings["backfill"]
+        self.delta_versus = settings["delta"]
+        self.backfill_order = settings["backfill_order"]
+        self.backfill_guard = settings["backfill_guard"]
+        self.intensity: dict[str, float | None] = {}  # job id -> io_intensity_j (None: hidden)
+        self.system = IntensitySet()      # io_intensity(S): RJ
+        self.workload = IntensitySet()    # io_intensity(W): RJ u QJ
+        self.reservations: dict[str, float] = {}  # running job -> current_time + walltime at admission
+        self._arrival_rank: dict[str, int] = {}
+
+    # -- the slide's table: events and the metrics they affect --------------
+
+    def add_job_to_workload_io_intensity(self, job: Job) -> None:
+        self.intensity[job.id] = job_io_intensity(job, self.knowledge, self.knowledge_seed)
+        self.workload.add(job.id, self.intensity[job.id])
+
+    def add_job_to_system_io_intensity(self, job: Job) -> None:
+        self.system.add(job.id, self.intensity.get(job.id))
+
+    def remove_job_from_system_io_intensity(self, job: Job) -> None:
+        self.system.remove(job.id)
+
+    def remove_job_from_workload_io_intensity(self, job: Job) -> None:
+        self.workload.remove(job.id)
+        self.intensity.pop(job.id, None)
+
+    # -- get_best_candidates -------------------------------------------------
+
+    def get_best_candidates(self, QJ: Sequence[Job]) -> list[Job]:
+        """QJ sorted by weighted priority, best (minimum) first; ties by
+        arrival time, then job id (``QUEUE_ORDERS["fcfs"]``)."""
+        wp = candidate_priorities(
+            self.alpha, [job.submit_time for job in QJ], [self.intensity.get(job.id) for job in QJ],
+            self.workload.io_intensity, self.system.total, self.system.count, self.delta_versus)
+        ranks = self._arrival_rank
+        if not all(job.id in ranks for job in QJ):
+            ranks = {job.id: i for i, job in enumerate(sorted(QJ, key=QUEUE_ORDERS["fcfs"]))}
+        return [QJ[i] for i in np.lexsort(([ranks[job.id] for job in QJ], wp))]
+
+    # -- one invocation (slide "Algorithm", lines 7-23) -----------------------
+
+    def schedule(self) -> RoundPlan:
+        current_time = self.bs.time()
+        RT = self.initialize_reservation_tracker(current_time)
+        plan = RoundPlan()
+        QJ = sorted(self.waiting, key=QUEUE_ORDERS["fcfs"])
+        self._arrival_rank = {job.id: i for i, job in enumerate(QJ)}  # ties in wp: arrival order
+        nodes_free = RT.free_host_count(current_time)
+
+        def admit_job(c: Job, hosts) -> None:
+            plan.started.append((c, hosts))
+            self.add_job_to_system_io_intensity(c)
+            self.reservations[c.id] = current_time + time_limit(c)
+
+        C: list[Job] = []
+        blocked = None
+        nodes_min = min(job.requested_resources for job in QJ) if QJ else math.inf       # line 7
+        while QJ and nodes_free >= nodes_min:                                             # line 8
+            C = self.get_best_candidates(QJ)                                              # line 9
+            c = C[0]                                                                      # line 10
+            L_c, r_c = time_limit(c), self.bandwidth_need(c, current_time)
+            slot = RT.earliest_start(c.requested_resources, L_c, r_c, after=current_time, latest=current_time)
+            if slot is not None:                                                          # line 11
+                RT.reserve(c.id, slot, L_c, r_c)
+                admit_job(c, slot.hosts)                                                  # lines 12, 14, 15
+                nodes_free -= c.requested_resources                                       # line 13
+                QJ.remove(c)                                                              # line 17
+                C = C[1:]
+                nodes_min = min(job.requested_resources for job in QJ) if QJ else math.inf  # line 18
+            else:
+                blocked, C = c, C[1:]                                                     # line 20
+                break                                                                     # line 21
+        if blocked is not None and C:                                                     # line 22
+            self.backfill_pass(RT, blocked, C, current_time, admit_job)                   # line 23
+        self.apply(plan, current_time)
+        return plan
+
+    def backfill_pass(self, RT: ReservationTracker, blocked: Job, C: list[Job], current_time: float,
+                      admit_job) -> None:
+        """Lines 22-23: start candidates of C that do not delay the blocked
+        best candidate (option ``backfill``) nor unbalance the system (option
+        ``backfill_guard``), in weighted-priority order recomputed after each
+        start (option ``backfill_order``)."""
+        reservation_max = max(self.reservations.values(), default=current_time)          # line 16
+        backfill_count = 0
+        guarded = self.backfill_guard and self.alpha > 0
+        # Slurm's rules treat the blocked candidate first (its reservation);
+        # the poster's protects it through reservation_max.
+        pending = list(C) if self.backfill_rule == "poster" else [blocked, *C]
+        while pending:
+            c = pending.pop(0)
+            L_c, r_c = time_limit(c), self.bandwidth_need(c, current_time)
+            if guarded and c is not blocked and not self.keeps_balance(c):
+                continue
+            if self.backfill_rule == "poster":
+                if current_time + L_c > reservation_max:
+                    continue
+                slot = RT.earliest_start(c.requested_resources, L_c, r_c, after=current_time, latest=current_time)
+            else:  # Algorithm 1 of paper 000, as batio.schedulers.backfill.backfill
+                latest = current_time if backfill_count >= self.backfill_max else None
+                slot = RT.earliest_start(c.requested_resources, L_c, r_c, after=current_time, latest=latest)
+                if slot is None or slot.start != current_time:
+                    if self.backfill_max == 0:
+                        break
+                    if slot is not None and backfill_count < self.backfill_max:
+                        RT.reserve(c.id, slot, L_c, r_c)
+                        backfill_count += 1
+                    continue
+            if slot is None:
+                continue
+            RT.reserve(c.id, slot, L_c, r_c)
+            admit_job(c, slot.hosts)
+            if self.backfill_order == "recomputed" and pending:
+                pending = self.get_best_candidates(pending)
+
+    def keeps_balance(self, c: Job) -> bool:
+        """Whether admitting c leaves |io_intensity(W) - io_intensity(S)| no
+        larger (always true for a hidden job)."""
+        value = self.intensity.get(c.id)
+        if value is None:
+            return True
+        W, S = self.workload.io_intensity, self.system.io_intensity
+        S_c = system_io_intensity_with(np.array([value]), self.system.total, self.system.count)[0]
+        return abs(W - S_c) <= abs(W - S) + 1e-12
+
+    def apply(self, plan: RoundPlan, now: float) -> None:
+        """Start the plan's jobs (as ``Backfill.schedule`` does)."""
+        for job, hosts in plan.started:
+            job.allocation = hosts
+            mapping = self.storage_mapping(job)
+            if mapping:
+                job.storage_mapping = mapping
+            self.running[job.id] = (job, now)
+        if plan.started:
+            started = {job.id for job, _ in plan.started}
+            self.waiting = [job for job in self.waiting if job.id not in started]
+            self.bs.execute_jobs([job for job, _ in plan.started])
+        self.last_plan = plan
+
+    # -- invocation triggers (lines 1-6) ---------------------------------------
+
+    def onJobSubmission(self, job):
+        super().onJobSubmission(job)
+        if job.requested_resources <= len(self.hosts):  # not rejected
+            self.add_job_to_workload_io_intensity(job)                                    # line 2
+
+    def onJobCompletion(self, job):
+        self.job_left(job)
+        super().onJobCompletion(job)
+
+    def onJobsKilled(self, jobs):
+        for job in jobs:
+            self.job_left(job)
+        super().onJobsKilled(jobs)
+
+    def job_left(self, job: Job) -> None:
+        self.remove_job_from_system_io_intensity(job)                                     # line 4
+        self.remove_job_from_workload_io_intensity(job)                                   # line 5
+        self.reservations.pop(job.id, None)                                               # line 6
+
+    # -- inspection ------------------------------------------------------------
+
+    def io_intensities(self) -> tuple[float, float]:
+        """(io_intensity(S), io_intensity(W)) as the scheduler sees them now."""
+        return self.system.io_intensity, self.workload.io_intensity
+
+
+def visible_fraction(job_ids: Iterable[str], knowledge: float, seed: int = 0) -> float:
+    """Fraction of ``job_ids`` whose I/O information is visible at ``knowledge``."""
+    ids = list(job_ids)
+    return sum(knowledge_draw(job_id, seed) < knowledge for job_id in ids) / len(ids) if ids else 0.0
