@@ -52,3 +52,10 @@ def storage_mapping_by_name(labels, storage_resources):
     """
     ids = {resource["name"]: resource_id for resource_id, resource in storage_resources.items()}
     return {label: ids[label] for label in labels if label in ids}
+
+
+def job_storage_mapping(job, bs):
+    """EXECUTE_JOB's storage_mapping for a pybatsim job: each storage label of
+    its profile that names a storage host goes to that host."""
+    profiles = bs.profiles[job.workload]
+    return storage_mapping_by_name(storage_labels(profiles[job.profile], profiles), bs.storage_resources)

@@ -31,7 +31,7 @@ from typing import Callable, Mapping, Sequence
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
-from batio.jobio import storage_labels, storage_mapping_by_name
+from batio.jobio import job_storage_mapping
 from batio.options import Option, parse_options
 from batio.reservation import ReservationTracker, RunningJob, Slot
 
@@ -125,11 +125,13 @@ class Backfill(BatsimScheduler):
         """The limit of each bandwidth-type resource; none here."""
         return {}
 
+    def planned_duration(self, job: Job) -> float:
+        """L_j of Algorithm 1: how long a delayed job's reservation lasts."""
+        return time_limit(job)
+
     def storage_mapping(self, job: Job) -> dict[str, int]:
-        """EXECUTE_JOB's storage_mapping: each storage label of the job's
-        profile that names a storage host goes to that host."""
-        profiles = self.bs.profiles[job.workload]
-        return storage_mapping_by_name(storage_labels(profiles[job.profile], profiles), self.bs.storage_resources)
+        """EXECUTE_JOB's storage_mapping (see ``batio.jobio``)."""
+        return job_storage_mapping(job, self.bs)
 
     def running_jobs(self, now: float) -> list[RunningJob]:
         """Algorithm 1's R as the tracker sees it: each running job holds its
@@ -149,8 +151,13 @@ class Backfill(BatsimScheduler):
         now = self.bs.time()
         RT = self.initialize_reservation_tracker(now)
         Q = sorted(self.waiting, key=lambda job: self.priority_key(job, now))
-        plan = backfill(RT, Q, now, self.backfill_max, time_limit,
+        plan = backfill(RT, Q, now, self.backfill_max, self.planned_duration,
                         lambda job: self.bandwidth_need(job, now))
+        self.start(plan, now)
+        return plan
+
+    def start(self, plan: RoundPlan, now: float) -> None:
+        """Execute the jobs a round decided to start now."""
         for job, hosts in plan.started:
             job.allocation = hosts
             mapping = self.storage_mapping(job)
@@ -162,7 +169,6 @@ class Backfill(BatsimScheduler):
             self.waiting = [job for job in self.waiting if job.id not in started]
             self.bs.execute_jobs([job for job, _ in plan.started])
         self.last_plan = plan
-        return plan
 
     # -- pybatsim glue ---------------------------------------------------
 

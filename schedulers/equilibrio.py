@@ -343,7 +343,7 @@ class Equilibrio(Backfill):
                 break                                                                     # line 21
         if blocked is not None and C:                                                     # line 22
             self.backfill_pass(RT, blocked, C, current_time, admit_job)                   # line 23
-        self.apply(plan, current_time)
+        self.start(plan, current_time)
         return plan
 
     def backfill_pass(self, RT: ReservationTracker, blocked: Job, C: list[Job], current_time: float,
@@ -393,20 +393,6 @@ class Equilibrio(Backfill):
         W, S = self.workload.io_intensity, self.system.io_intensity
         S_c = system_io_intensity_with(np.array([value]), self.system.total, self.system.count)[0]
         return abs(W - S_c) <= abs(W - S) + 1e-12
-
-    def apply(self, plan: RoundPlan, now: float) -> None:
-        """Start the plan's jobs (as ``Backfill.schedule`` does)."""
-        for job, hosts in plan.started:
-            job.allocation = hosts
-            mapping = self.storage_mapping(job)
-            if mapping:
-                job.storage_mapping = mapping
-            self.running[job.id] = (job, now)
-        if plan.started:
-            started = {job.id for job, _ in plan.started}
-            self.waiting = [job for job in self.waiting if job.id not in started]
-            self.bs.execute_jobs([job for job, _ in plan.started])
-        self.last_plan = plan
 
     # -- invocation triggers (lines 1-6) ---------------------------------------
 

@@ -39,8 +39,8 @@ from batsim.batsim import Job
 
 from batio.jobio import bytes_moved
 from batio.options import Option, parse_options
-from batio.reservation import ReservationTracker, RunningJob
-from batio.schedulers.backfill import Backfill, RoundPlan, backfill, time_limit
+from batio.reservation import RunningJob
+from batio.schedulers.backfill import Backfill, time_limit
 
 IO = "io"  # the tracker's bandwidth resource: the I/O node
 DEFAULT_BANDWIDTH = 240e9  # bytes/s, platforms/periodic_rack.xml
@@ -124,31 +124,9 @@ class IoList(Backfill):
                            bandwidth=self.bandwidth_need(job, now))
                 for job, start in self.running.values()]
 
-    # -- one round: Backfill's, with planned durations T_i(b) -------------------
+    # -- Backfill's rounds, with planned durations T_i(b) ---------------------
 
-    def schedule(self) -> RoundPlan:
-        now = self.bs.time()
-        # Section "I/O-aware List-scheduling (LS)": the jobs already mapped
-        # hold their hosts and average bandwidths (the tracker)...
-        RT: ReservationTracker = self.initialize_reservation_tracker(now)
-        # ... candidates are considered first come, first served ...
-        queue = sorted(self.waiting, key=lambda job: self.priority_key(job, now))
-        # ... and one starts now when its hosts are free and its average
-        # bandwidth fits under the remaining one over its whole planned run
-        # (strict constraint); a job that cannot gets a reservation, and later
-        # jobs may start before it only where they delay no reservation
-        # (section "Backfilling"; Slurm's Algorithm 1 in backfill.py).
-        plan = backfill(RT, queue, now, self.backfill_max, self.info.duration,
-                        lambda job: self.bandwidth_need(job, now))
-        for job, hosts in plan.started:
-            job.allocation = hosts
-            mapping = self.storage_mapping(job)
-            if mapping:
-                job.storage_mapping = mapping
-            self.running[job.id] = (job, now)
-        if plan.started:
-            started = {job.id for job, _ in plan.started}
-            self.waiting = [job for job in self.waiting if job.id not in started]
-            self.bs.execute_jobs([job for job, _ in plan.started])
-        self.last_plan = plan
-        return plan
+    def planned_duration(self, job: Job) -> float:
+        """Section "I/O-aware List-scheduling (LS)": a job is planned for the
+        time it takes alone, T_i(b), rather than its walltime."""
+        return self.info.duration(job)

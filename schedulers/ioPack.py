@@ -47,12 +47,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
-from batio.jobio import storage_labels, storage_mapping_by_name
+from batio.jobio import job_storage_mapping
 from batio.options import Option, parse_options
 from batio.schedulers.backfill import job_id_key
 from batio.schedulers.ioList import PeriodicJobInfo, bandwidth_option
@@ -221,8 +221,7 @@ class IoPack(BatsimScheduler):
         return self.hosts - busy
 
     def storage_mapping(self, job: Job) -> dict[str, int]:
-        profiles = self.bs.profiles[job.workload]
-        return storage_mapping_by_name(storage_labels(profiles[job.profile], profiles), self.bs.storage_resources)
+        return job_storage_mapping(job, self.bs)
 
     # -- pybatsim glue -----------------------------------------------------
 

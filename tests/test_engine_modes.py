@@ -1,7 +1,5 @@
 """In-process and socket modes give identical output files."""
 
-import pytest
-
 from conftest import workload
 
 PROFILES = {
