@@ -21,36 +21,17 @@ import time
 
 import numpy as np
 from batsim.batsim import Job
-from procset import ProcSet
 
 from batio.schedulers.backfill import time_limit
 from batio.schedulers.equilibrio import Equilibrio
-
-NB_HOSTS = 1098
-NOW = 100_000.0
+from bench_inputs import NB_HOSTS, NOW, FakeBatsim, machine_state, random_size_and_walltime
 
 
-class FakeBatsim:
-    def __init__(self, now):
-        self.now = now
-        self.compute_resources = {host: {"id": host} for host in range(NB_HOSTS)}
-        self.storage_resources = {NB_HOSTS: {"id": NB_HOSTS, "name": "pfs"}}
-        self.profiles = {"w0": {"p": {"type": "delay", "delay": 1}}}
-        self.started = 0
 
-    def time(self):
-        return self.now
-
-    def execute_jobs(self, jobs):
-        self.started += len(jobs)
-
-    def reject_jobs(self, jobs):
-        pass
 
 
 def random_job(rng, name, submit_time):
-    nb_hosts = int(min(NB_HOSTS, 2 ** rng.integers(0, 9) if rng.random() < 0.3 else rng.integers(1, 9)))
-    walltime = float(rng.choice([600, 1800, 3600, 7200, 14400, 43200, 86400]))
+    nb_hosts, walltime = random_size_and_walltime(rng)
     if rng.random() < 0.04:
         share, bw = rng.uniform(0.1, 0.3), rng.uniform(8, 12)
     else:
@@ -59,24 +40,11 @@ def random_job(rng, name, submit_time):
                {"id": f"w0!{name}", "io_walltime_share": float(share), "average_bw": float(bw)})
 
 
-def machine_state(rng, queued):
-    """Running jobs on ~90 % of the hosts, and the queue."""
-    running, next_host, name = [], 0, 0
-    while True:
-        job = random_job(rng, name, NOW - 90_000)
-        if next_host + job.requested_resources > 0.9 * NB_HOSTS:
-            break
-        job.allocation = ProcSet((next_host, next_host + job.requested_resources - 1))
-        running.append((job, NOW - rng.uniform(0, 0.95) * time_limit(job)))
-        next_host += job.requested_resources
-        name += 1
-    waiting = [random_job(rng, name + i, NOW - queued + i) for i in range(queued)]
-    return running, waiting
 
 
 def round_times(options, queued, rounds, seed):
     rng = np.random.default_rng(seed)
-    running, waiting = machine_state(rng, queued)
+    running, waiting = machine_state(rng, queued, random_job)
     durations, started = [], 0
     for _ in range(rounds):
         sched = Equilibrio(options)

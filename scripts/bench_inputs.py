@@ -52,3 +52,52 @@ def backfill_workload(count, seed=1):
         jobs.append({"id": i, "subtime": round(subtime, 2), "walltime": walltime, "res": hosts,
                      "profile": f"p{i}"})
     return {"nb_res": NB_HOSTS, "jobs": jobs, "profiles": profiles}
+
+
+# -- one scheduling round, without the engine ---------------------------------------------
+NOW = 100_000.0
+
+
+class FakeBatsim:
+    """The part of pybatsim's Batsim object a scheduler touches in a round."""
+
+    def __init__(self, now=NOW, nb_hosts=NB_HOSTS):
+        self.now = now
+        self.compute_resources = {host: {"id": host} for host in range(nb_hosts)}
+        self.storage_resources = {nb_hosts: {"id": nb_hosts, "name": "pfs0"}}
+        self.profiles = {"w0": {"p": {"type": "delay", "delay": 1}}}
+        self.started = 0
+
+    def time(self):
+        return self.now
+
+    def execute_jobs(self, jobs):
+        self.started += len(jobs)
+
+    def reject_jobs(self, jobs):
+        pass
+
+
+def random_size_and_walltime(rng):
+    """1-256 hosts, mostly small; walltimes from 10 min to 24 h."""
+    nb_hosts = int(min(NB_HOSTS, 2 ** rng.integers(0, 9) if rng.random() < 0.3 else rng.integers(1, 9)))
+    return nb_hosts, float(rng.choice([600, 1800, 3600, 7200, 14400, 43200, 86400]))
+
+
+def machine_state(rng, queued, random_job, now=NOW):
+    """Running jobs packed on ~90 % of the hosts, and a queue of ``queued`` jobs;
+    ``random_job(rng, name, submit_time)`` makes each pybatsim Job."""
+    from procset import ProcSet
+
+    from batio.schedulers.backfill import time_limit
+    running, next_host, name = [], 0, 0
+    while True:
+        job = random_job(rng, name, now - 90_000)
+        if next_host + job.requested_resources > 0.9 * NB_HOSTS:
+            break
+        job.allocation = ProcSet((next_host, next_host + job.requested_resources - 1))
+        running.append((job, now - rng.uniform(0, 0.95) * time_limit(job)))
+        next_host += job.requested_resources
+        name += 1
+    waiting = [random_job(rng, name + i, now - queued + i) for i in range(queued)]
+    return running, waiting

@@ -26,18 +26,17 @@ import time
 
 import numpy as np
 from batsim.batsim import Job
-from procset import ProcSet
 
 import pandas as pd
 
 from batio.catalog import scheduler_file_and_options
 from batio.engine.run import RunSpec, simulate
-from batio.schedulers.backfill import Backfill, time_limit
-from bench_inputs import NB_HOSTS, backfill_workload, platform_xml
+from batio.schedulers.backfill import Backfill
+from bench_inputs import (NB_HOSTS, NOW, FakeBatsim, backfill_workload, machine_state, platform_xml,
+                          random_size_and_walltime)
 
 BANDWIDTH_LIMIT = 43.0  # GB/s, EquilibrIO's scaled Theta file system
 QUEUE_LENGTHS = (100, 1_000, 5_000)
-NOW = 100_000.0
 
 
 class BandwidthBackfill(Backfill):
@@ -51,50 +50,20 @@ class BandwidthBackfill(Backfill):
         return {"pfs": BANDWIDTH_LIMIT}
 
 
-class FakeBatsim:
-    def __init__(self, now):
-        self.now = now
-        self.compute_resources = {host: {"id": host} for host in range(NB_HOSTS)}
-        self.storage_resources = {NB_HOSTS: {"id": NB_HOSTS, "name": "pfs0"}}
-        self.profiles = {"w0": {"p": {"type": "delay", "delay": 1}}}
-
-    def time(self):
-        return self.now
-
-    def execute_jobs(self, jobs):
-        pass
-
-    def reject_jobs(self, jobs):
-        pass
 
 
 def random_job(rng, name, submit_time):
-    nb_hosts = int(min(NB_HOSTS, 2 ** rng.integers(0, 9) if rng.random() < 0.3 else rng.integers(1, 9)))
-    walltime = float(rng.choice([600, 1800, 3600, 7200, 14400, 43200, 86400]))
+    nb_hosts, walltime = random_size_and_walltime(rng)
     pfs = float(rng.uniform(0.5, 10)) if rng.random() < 1 / 3 else 0.0
     return Job(f"w0!{name}", submit_time, walltime, nb_hosts, "p",
                {"id": f"w0!{name}", "pfs": pfs})
 
 
-def machine_state(rng, queue_length):
-    """Running jobs packed on ~90 % of the hosts, and the waiting queue."""
-    running, next_host, name = [], 0, 0
-    while True:
-        job = random_job(rng, name, NOW - 90_000)
-        if next_host + job.requested_resources > 0.9 * NB_HOSTS:
-            break
-        job.allocation = ProcSet((next_host, next_host + job.requested_resources - 1))
-        elapsed = rng.uniform(0, 0.95) * time_limit(job)
-        running.append((job, NOW - elapsed))
-        next_host += job.requested_resources
-        name += 1
-    waiting = [random_job(rng, name + i, NOW - queue_length + i) for i in range(queue_length)]
-    return running, waiting
 
 
 def round_times(backfill_max, queue_length, rounds, seed):
     rng = np.random.default_rng(seed)
-    running, waiting = machine_state(rng, queue_length)
+    running, waiting = machine_state(rng, queue_length, random_job)
     durations, started = [], 0
     for _ in range(rounds):
         scheduler = BandwidthBackfill({"backfill_max": backfill_max})
