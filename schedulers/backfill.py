@@ -93,7 +93,59 @@ def backfill(RT: ReservationTracker, Q: Sequence[Job], t_now: float, backfill_ma
     return plan
 
 
-class Backfill(BatsimScheduler):
+class QueueScheduler(BatsimScheduler):
+    """The pybatsim glue batio's policies share: a waiting queue, the running
+    jobs (id -> (job, start time)), and one ``schedule`` round per Batsim
+    message in which something changed. Jobs asking for more hosts than the
+    platform's compute hosts are rejected at submission; storage hosts never
+    run jobs."""
+
+    def __init__(self, options: Mapping | None = None):
+        super().__init__(options)
+        self.waiting: list[Job] = []
+        self.running: dict[str, tuple[Job, float]] = {}
+        self.needs_round = False
+
+    def schedule(self):
+        raise NotImplementedError
+
+    def storage_mapping(self, job: Job) -> dict[str, int]:
+        """EXECUTE_JOB's storage_mapping (see ``batio.jobio``)."""
+        return job_storage_mapping(job, self.bs)
+
+    def job_left(self, job: Job) -> None:
+        """A running job completed or was killed."""
+        self.running.pop(job.id, None)
+
+    def onSimulationBegins(self):
+        self.hosts = ProcSet(*self.bs.compute_resources)
+
+    def onJobSubmission(self, job):
+        if job.requested_resources > len(self.hosts):
+            self.bs.reject_jobs([job])
+            return
+        self.waiting.append(job)
+        self.needs_round = True
+
+    def onJobCompletion(self, job):
+        self.job_left(job)
+        self.needs_round = True
+
+    def onJobsKilled(self, jobs):
+        for job in jobs:
+            self.job_left(job)
+        self.needs_round = True
+
+    def onRequestedCall(self):
+        self.needs_round = True
+
+    def onNoMoreEvents(self):
+        if self.needs_round:
+            self.needs_round = False
+            self.schedule()
+
+
+class Backfill(QueueScheduler):
     OPTIONS = {
         "backfill_max": Option(int, math.inf, minimum=0,
                                aliases={None: math.inf, "inf": math.inf},
@@ -106,9 +158,6 @@ class Backfill(BatsimScheduler):
         settings = parse_options(type(self).__name__, self.OPTIONS, options)
         self.backfill_max = settings["backfill_max"]
         self.order = settings["order"]
-        self.waiting: list[Job] = []
-        self.running: dict[str, tuple[Job, float]] = {}  # id -> (job, start time)
-        self.needs_round = False
         self.last_plan = RoundPlan()
 
     # -- policy hooks ----------------------------------------------------
@@ -128,10 +177,6 @@ class Backfill(BatsimScheduler):
     def planned_duration(self, job: Job) -> float:
         """L_j of Algorithm 1: how long a delayed job's reservation lasts."""
         return time_limit(job)
-
-    def storage_mapping(self, job: Job) -> dict[str, int]:
-        """EXECUTE_JOB's storage_mapping (see ``batio.jobio``)."""
-        return job_storage_mapping(job, self.bs)
 
     def running_jobs(self, now: float) -> list[RunningJob]:
         """Algorithm 1's R as the tracker sees it: each running job holds its
@@ -169,33 +214,3 @@ class Backfill(BatsimScheduler):
             self.waiting = [job for job in self.waiting if job.id not in started]
             self.bs.execute_jobs([job for job, _ in plan.started])
         self.last_plan = plan
-
-    # -- pybatsim glue ---------------------------------------------------
-
-    def onSimulationBegins(self):
-        # Storage hosts (self.bs.storage_resources) never run jobs.
-        self.hosts = ProcSet(*self.bs.compute_resources)
-
-    def onJobSubmission(self, job):
-        if job.requested_resources > len(self.hosts):
-            self.bs.reject_jobs([job])
-            return
-        self.waiting.append(job)
-        self.needs_round = True
-
-    def onJobCompletion(self, job):
-        self.running.pop(job.id, None)
-        self.needs_round = True
-
-    def onJobsKilled(self, jobs):
-        for job in jobs:
-            self.running.pop(job.id, None)
-        self.needs_round = True
-
-    def onRequestedCall(self):
-        self.needs_round = True
-
-    def onNoMoreEvents(self):
-        if self.needs_round:
-            self.needs_round = False
-            self.schedule()

@@ -401,16 +401,9 @@ class Equilibrio(Backfill):
         if job.requested_resources <= len(self.hosts):  # not rejected
             self.add_job_to_workload_io_intensity(job)                                    # line 2
 
-    def onJobCompletion(self, job):
-        self.job_left(job)
-        super().onJobCompletion(job)
-
-    def onJobsKilled(self, jobs):
-        for job in jobs:
-            self.job_left(job)
-        super().onJobsKilled(jobs)
-
     def job_left(self, job: Job) -> None:
+        """Completion or kill."""
+        super().job_left(job)
         self.remove_job_from_system_io_intensity(job)                                     # line 4
         self.remove_job_from_workload_io_intensity(job)                                   # line 5
         self.reservations.pop(job.id, None)                                               # line 6

@@ -49,12 +49,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from batsim.batsim import BatsimScheduler, Job
+from batsim.batsim import Job
 from procset import ProcSet
 
-from batio.jobio import job_storage_mapping
 from batio.options import Option, parse_options
-from batio.schedulers.backfill import job_id_key
+from batio.schedulers.backfill import QueueScheduler, job_id_key
 from batio.schedulers.ioList import PeriodicJobInfo, bandwidth_option
 
 VARIANTS = ("Random", "Max", "Char")
@@ -116,7 +115,7 @@ def random_key(seed: int, job_id: str) -> float:
     return random.Random(f"{seed}:{job_id}").random()
 
 
-class IoPack(BatsimScheduler):
+class IoPack(QueueScheduler):
     OPTIONS = {
         "packs": Option(str, "Max", choices=VARIANTS,
                         aliases={name.lower(): name for name in VARIANTS} | {name.upper(): name for name in VARIANTS},
@@ -134,11 +133,8 @@ class IoPack(BatsimScheduler):
         self.backfill_enabled = settings["backfill"]
         self.bandwidth = settings["bandwidth"]
         self.info = PeriodicJobInfo(lambda workload: self.bs.profiles[workload], self.bandwidth)
-        self.waiting: list[Job] = []
-        self.running: dict[str, tuple[Job, float]] = {}  # id -> (job, start)
         self.current_pack: set[str] = set()  # ids of the running pack's own jobs
         self.pack_number = 0
-        self.needs_round = False
         self.packs: list[Pack] = []  # the plan of the last round, for inspection
 
     # -- building packs ----------------------------------------------------
@@ -220,36 +216,6 @@ class IoPack(BatsimScheduler):
             busy |= job.allocation
         return self.hosts - busy
 
-    def storage_mapping(self, job: Job) -> dict[str, int]:
-        return job_storage_mapping(job, self.bs)
-
-    # -- pybatsim glue -----------------------------------------------------
-
-    def onSimulationBegins(self):
-        self.hosts = ProcSet(*self.bs.compute_resources)
-
-    def onJobSubmission(self, job):
-        if job.requested_resources > len(self.hosts):
-            self.bs.reject_jobs([job])
-            return
-        self.waiting.append(job)
-        self.needs_round = True
-
-    def onJobCompletion(self, job):
-        self.running.pop(job.id, None)
+    def job_left(self, job: Job) -> None:
+        super().job_left(job)
         self.current_pack.discard(job.id)
-        self.needs_round = True
-
-    def onJobsKilled(self, jobs):
-        for job in jobs:
-            self.running.pop(job.id, None)
-            self.current_pack.discard(job.id)
-        self.needs_round = True
-
-    def onRequestedCall(self):
-        self.needs_round = True
-
-    def onNoMoreEvents(self):
-        if self.needs_round:
-            self.needs_round = False
-            self.schedule()
