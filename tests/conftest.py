@@ -15,6 +15,28 @@ CLUSTER512 = DATA / "cluster512_pfs.xml"
 TINY = DATA / "tiny.xml"
 
 
+class FakeBatsim:
+    """The part of pybatsim's Batsim object a scheduler touches, for tests
+    of one scheduling round without the engine."""
+
+    def __init__(self, nb_hosts, storage_names=(), profiles=None):
+        self.now = 0.0
+        self.compute_resources = {host: {"id": host} for host in range(nb_hosts)}
+        self.storage_resources = {nb_hosts + i: {"id": nb_hosts + i, "name": name}
+                                  for i, name in enumerate(storage_names)}
+        self.profiles = {"w0": profiles or {"p": {"type": "delay", "delay": 1}}}
+        self.executed, self.rejected = [], []
+
+    def time(self):
+        return self.now
+
+    def execute_jobs(self, jobs):
+        self.executed.append((self.now, [(j.id, j.allocation) for j in jobs]))
+
+    def reject_jobs(self, jobs):
+        self.rejected += [j.id for j in jobs]
+
+
 def workload(jobs, profiles, nb_res=16):
     return {"nb_res": nb_res, "jobs": jobs, "profiles": profiles}
 

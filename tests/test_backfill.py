@@ -12,36 +12,18 @@ from procset import ProcSet
 from batio.options import Option, OptionError, parse_options
 from batio.reservation import ReservationTracker, RunningJob
 from batio.schedulers.backfill import Backfill, backfill, time_limit
+from conftest import FakeBatsim
 
 
 def job(name, hosts, walltime, submit=0.0):
     return Job(f"w0!{name}", submit, walltime, hosts, "p", {})
 
 
-class FakeBatsim:
-    """The part of pybatsim's Batsim object a scheduler touches."""
-
-    def __init__(self, nb_hosts, nb_storage=0):
-        self.now = 0.0
-        self.compute_resources = {host: {"id": host} for host in range(nb_hosts)}
-        self.storage_resources = {host: {"id": host, "name": f"pfs{host}"}
-                                  for host in range(nb_hosts, nb_hosts + nb_storage)}
-        self.profiles = {"w0": {"p": {"type": "delay", "delay": 1}}}
-        self.executed, self.rejected = [], []
-
-    def time(self):
-        return self.now
-
-    def execute_jobs(self, jobs):
-        self.executed.append((self.now, [(j.id, j.allocation) for j in jobs]))
-
-    def reject_jobs(self, jobs):
-        self.rejected += [j.id for j in jobs]
 
 
 def scheduler(nb_hosts=4, nb_storage=0, **options):
     sched = Backfill(options)
-    sched.bs = FakeBatsim(nb_hosts, nb_storage)
+    sched.bs = FakeBatsim(nb_hosts, [f"pfs{nb_hosts + i}" for i in range(nb_storage)])
     sched.onSimulationBegins()
     return sched
 

@@ -23,6 +23,7 @@ from batio.schedulers.ioAware import GIB, LUSTRE, R_NOW_KEY, IoAware
 from batio.schedulers.workloadAdaptive import (
     ADJUSTED, AdaptiveTracker, AdjustedTracker, JobShare, WorkloadAdaptive, adjusted_rate, adjusted_target,
     allowed_level, threshold, target_throughput, zero_mean)
+from conftest import FakeBatsim
 
 # -- helpers ------------------------------------------------------------------
 
@@ -33,24 +34,6 @@ PROFILES = {
 }
 
 
-class FakeBatsim:
-    """The part of pybatsim's Batsim object a scheduler touches."""
-
-    def __init__(self, nb_hosts):
-        self.now = 0.0
-        self.compute_resources = {host: {"id": host} for host in range(nb_hosts)}
-        self.storage_resources = {nb_hosts: {"id": nb_hosts, "name": "pfs"}}
-        self.profiles = {"w0": PROFILES}
-        self.executed, self.rejected = [], []
-
-    def time(self):
-        return self.now
-
-    def execute_jobs(self, jobs):
-        self.executed.append((self.now, [(j.id, j.allocation) for j in jobs]))
-
-    def reject_jobs(self, jobs):
-        self.rejected += [j.id for j in jobs]
 
 
 def job(name, hosts=1, walltime=100.0, submit=0.0, app="write", profile=None):
@@ -76,7 +59,7 @@ class RecAdaptive(Recording, WorkloadAdaptive):
 
 def make(cls, nb_hosts=4, **options):
     sched = cls(options)
-    sched.bs = FakeBatsim(nb_hosts)
+    sched.bs = FakeBatsim(nb_hosts, ["pfs"], PROFILES)
     sched.onSimulationBegins()
     return sched
 
