@@ -164,9 +164,7 @@ def load_config(path):
         raise InputError(path, f"not valid YAML{where}: {problem}") from None
     if not isinstance(config, dict):
         raise InputError(path, "must be a YAML mapping with keys " + ", ".join(REQUIRED_KEYS))
-    for key in config:
-        if key not in CONFIG_KEYS:
-            raise InputError(path, f"unknown key (known keys: {', '.join(CONFIG_KEYS)})", field=key)
+    _reject_unknown_keys(config, CONFIG_KEYS, path, "")
     for key in REQUIRED_KEYS:
         if key not in config:
             raise InputError(path, f"missing: expected {CONFIG_KEYS[key]}", field=key)
@@ -229,9 +227,7 @@ def _workload(entry, base, source, where):
             return WorkloadSource(Path(entry).stem, path=str(Path(path).resolve()))
     if not isinstance(entry, dict):
         raise InputError(source, f"expected {CONFIG_KEYS['workloads']}, got {entry!r}", field=where)
-    for key in entry:
-        if key not in WORKLOAD_KEYS:
-            raise InputError(source, f"unknown key (known keys: {', '.join(WORKLOAD_KEYS)})", field=f"{where}.{key}")
+    _reject_unknown_keys(entry, WORKLOAD_KEYS, source, where)
     if "generator" not in entry:
         raise InputError(source, "missing: expected MODULE:FUNCTION or FILE.py:FUNCTION", field=f"{where}.generator")
     generator, args = entry["generator"], entry.get("args", {})
@@ -254,9 +250,7 @@ def _policies(entry, base, source, where):
         entry = {"scheduler": entry}
     if not isinstance(entry, dict):
         raise InputError(source, f"expected {CONFIG_KEYS['schedulers']}, got {entry!r}", field=where)
-    for key in entry:
-        if key not in SCHEDULER_KEYS:
-            raise InputError(source, f"unknown key (known keys: {', '.join(SCHEDULER_KEYS)})", field=f"{where}.{key}")
+    _reject_unknown_keys(entry, SCHEDULER_KEYS, source, where)
     if "scheduler" not in entry:
         raise InputError(source, "missing: expected a scheduler name or file", field=f"{where}.scheduler")
     name, options, grid = entry["scheduler"], entry.get("options", {}), entry.get("grid", {})
@@ -296,12 +290,19 @@ def _engines(value, source):
     return value
 
 
+def _reject_unknown_keys(mapping, known, source, where):
+    """An unknown key in a sweep file is an error naming it and the known ones."""
+    for key in mapping:
+        if key not in known:
+            raise InputError(source, f"unknown key (known keys: {', '.join(known)})",
+                             field=f"{where}.{key}" if where else key)
+
+
 def _run_options(value, source):
     if not isinstance(value, dict):
         raise InputError(source, f"expected {CONFIG_KEYS['run_options']}, got {value!r}", field="run_options")
+    _reject_unknown_keys(value, RUN_OPTIONS, source, "run_options")
     for key, given in value.items():
-        if key not in RUN_OPTIONS:
-            raise InputError(source, f"unknown key (known keys: {', '.join(RUN_OPTIONS)})", field=f"run_options.{key}")
         number = isinstance(given, (int, float)) and not isinstance(given, bool)
         if (key == "mode" and given not in MODES) or (key != "mode" and not (number and given > 0)):
             raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=f"run_options.{key}")

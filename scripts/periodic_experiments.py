@@ -212,6 +212,16 @@ def _mean_curve(results, key):
     return curves.mean(axis=0)
 
 
+def _save(plt, fig, path, title=None):
+    """Title, lay out, write and close a figure; return its path."""
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
+
+
 def plot_utilisation(results, model, families, alphas, folder, key, what):
     plt = _plt()
     shown = [a for a in alphas if any(abs(a - x) < 1e-9 for x in (0.2, 0.4, 0.6, 0.8))] or alphas
@@ -233,12 +243,7 @@ def plot_utilisation(results, model, families, alphas, folder, key, what):
             if col == 0:
                 ax.set_ylabel(what)
     axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"{what} during the execution ({model} I/O)")
-    fig.tight_layout()
-    name = folder / f"fig4_5_{key}_{model}.png"
-    fig.savefig(name, dpi=80)
-    plt.close(fig)
-    return name
+    return _save(plt, fig, folder / f"fig4_5_{key}_{model}.png", f"{what} during the execution ({model} I/O)")
 
 
 def plot_stretch(frame, model, families, folder, column, figure):
@@ -262,12 +267,8 @@ def plot_stretch(frame, model, families, folder, column, figure):
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel(column.replace("_", " "))
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"{column.replace('_', ' ')} against the I/O load ({model} I/O); lines: mean, 95% CI")
-    fig.tight_layout()
-    name = folder / f"{figure}_{column}_{model}.png"
-    fig.savefig(name, dpi=80)
-    plt.close(fig)
-    return name
+    return _save(plt, fig, folder / f"{figure}_{column}_{model}.png",
+                 f"{column.replace('_', ' ')} against the I/O load ({model} I/O); lines: mean, 95% CI")
 
 
 def plot_usage(results, model, folder, alpha):
@@ -292,12 +293,7 @@ def plot_usage(results, model, folder, alpha):
             if row == len(families) - 1:
                 ax.set_xlabel("time / makespan")
     axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"Resource usage over time, alpha={alpha} ({model} I/O)")
-    fig.tight_layout()
-    name = folder / f"fig8_usage_{model}.png"
-    fig.savefig(name, dpi=80)
-    plt.close(fig)
-    return name
+    return _save(plt, fig, folder / f"fig8_usage_{model}.png", f"Resource usage over time, alpha={alpha} ({model} I/O)")
 
 
 def plot_idle(frame, model, folder, family="M-BN"):
@@ -319,11 +315,7 @@ def plot_idle(frame, model, folder, family="M-BN"):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(f"Mean stretch vs idle ratio, {family} ({model} I/O)", fontsize=10)
-    fig.tight_layout()
-    name = folder / f"fig9_idle_stretch_{model}.png"
-    fig.savefig(name, dpi=80)
-    plt.close(fig)
-    return name
+    return _save(plt, fig, folder / f"fig9_idle_stretch_{model}.png")
 
 
 # -- tables ---------------------------------------------------------------------------
