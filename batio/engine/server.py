@@ -59,7 +59,6 @@ class Simulation:
     """One run: call ``start`` before ``simgrid.Engine.run``."""
 
     def __init__(self, engine, platform, workloads, transport, config, io, on_progress=None):
-        self.engine = engine
         self.platform = platform
         self.workloads = {w.name: w for w in workloads}
         self.static_workloads = [w.name for w in workloads]
