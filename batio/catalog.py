@@ -11,7 +11,10 @@ from pathlib import Path
 
 from batio.errors import InputError
 
-# name -> (module file in batio's schedulers/, preset options)
+# name -> (module file in batio's schedulers/, preset options[, Batsim features])
+# Batsim features are RunSpec flags the scheduler cannot work without (e.g.
+# "dynamic_jobs", "compute_sharing"); `batio run/compare/sweep` turn them on
+# for the name, as a user would pass --enable-dynamic-jobs to Batsim.
 SCHEDULERS = {
     "fcfs": ("backfill.py", {"backfill_max": 0}),
     "easy": ("backfill.py", {"backfill_max": 1}),
@@ -73,11 +76,18 @@ def workload_path(name):
     return _resolve(name, bundled_workloads(), "workload", ".json")
 
 
+def batsim_features(name):
+    """The Batsim features (RunSpec flag -> True) the named scheduler needs;
+    none for a file or a pybatsim scheduler."""
+    entry = SCHEDULERS.get(name, ())
+    return {feature: True for feature in (entry[2] if len(entry) > 2 else ())}
+
+
 def scheduler_file_and_options(name, options=None):
     """(scheduler file, options with the name's presets under the user's)."""
     options = dict(options or {})
     if name in SCHEDULERS:
-        module, presets = SCHEDULERS[name]
+        module, presets = SCHEDULERS[name][:2]
         return Path(str(resources.files("batio.schedulers") / module)), {**presets, **options}
     pybatsim = pybatsim_schedulers()
     if name in pybatsim:

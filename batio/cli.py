@@ -41,13 +41,15 @@ def _roles(pairs):
 
 def run_spec(args):
     scheduler, options = catalog.scheduler_file_and_options(args.scheduler, _options(args.options))
+    needed = catalog.batsim_features(args.scheduler)
     out = Path(args.out)
     return RunSpec(
         platform=str(catalog.platform_path(args.platform)),
         workloads=[str(catalog.workload_path(w)) for w in args.workload],
         scheduler=str(scheduler), out_prefix=str(out / "out"), options=options, mode=args.mode,
-        forward_profiles=args.forward_profiles, dynamic_jobs=args.enable_dynamic_jobs,
-        acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, compute_sharing=args.enable_compute_sharing,
+        forward_profiles=args.forward_profiles, dynamic_jobs=args.enable_dynamic_jobs or "dynamic_jobs" in needed,
+        acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
+        compute_sharing=args.enable_compute_sharing or "compute_sharing" in needed,
         storage_sharing=not args.disable_storage_sharing, master_host=args.master_host,
         roles=_roles(args.role), port=args.port, timeout_s=args.timeout, io_sample_period=args.io_sample_period,
         io_exclusive=args.io_exclusive)

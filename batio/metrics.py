@@ -8,6 +8,12 @@ Definitions (all over the jobs that ran, i.e. not rejected):
   makespan (the fraction of compute host-time spent running jobs);
 - bytes moved: read plus written on storage hosts (``_io.csv``; runs on real
   Batsim have no such file and report it as unknown).
+
+Jobs a scheduler registered itself (Batsim's dynamic jobs, e.g. the file
+loads of ``schedulers/locality.py``) are means, not the user's work: the
+metrics cover the jobs of the input workloads only, which Batsim names
+``w0``, ``w1``, ... in the order they were given. Their bytes still count in
+bytes moved.
 """
 
 import json
@@ -37,10 +43,14 @@ def bytes_moved(prefix):
 
 def summarize(prefix, nb_compute=None):
     """Return the summary of the run whose outputs start with ``prefix``."""
+    record_path = Path(f"{prefix}_run.json")
+    record = json.loads(record_path.read_text()) if record_path.exists() else None
     if nb_compute is None:
-        with open(f"{prefix}_run.json") as stream:
-            nb_compute = json.load(stream)["nb_compute_resources"]
+        nb_compute = record["nb_compute_resources"]
     jobs = read_jobs(prefix)
+    if record is not None:
+        inputs = {f"w{index}" for index in range(len(record["spec"]["workloads"]))}
+        jobs = jobs[jobs["workload_name"].isin(inputs)]
     ran = jobs[jobs["final_state"] != "REJECTED"]
     makespan = float(ran["finish_time"].max()) if len(ran) else 0.0
     busy = float((ran["execution_time"] * ran["requested_number_of_resources"]).sum())

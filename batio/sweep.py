@@ -445,10 +445,11 @@ def plan(grid, out):
     policies = []
     for policy in grid.policies:
         if is_batsched(policy.scheduler):
-            policies.append((policy, policy.scheduler, policy.options))
+            policies.append((policy, policy.scheduler, policy.options, grid.run_options))
         else:
             scheduler, options = catalog.scheduler_file_and_options(policy.scheduler, policy.options)
-            policies.append((policy, str(Path(scheduler).resolve()), options))
+            policies.append((policy, str(Path(scheduler).resolve()), options,
+                             {**grid.run_options, **catalog.batsim_features(policy.scheduler)}))
     references, runs = [], []
     for platform in grid.platforms:
         for label, workload_file, seed, alone_file in instances:
@@ -459,9 +460,9 @@ def plan(grid, out):
                                          reference_options, platform, label, alone_file, seed, engine,
                                          reference_run_options, digest)
                     references.append(reference)
-                for policy, scheduler, options in policies:
+                for policy, scheduler, options, run_options in policies:
                     runs.append(_planned("policy", policy.label, scheduler, options, platform, label, workload_file,
-                                         seed, engine, grid.run_options, digest,
+                                         seed, engine, run_options, digest,
                                          reference.run_id if reference else None))
     return references + runs
 
@@ -471,7 +472,9 @@ def _spec(run, prefix):
     options = run.run_options
     return RunSpec(platform=run.platform_file, workloads=[run.workload_file], scheduler=run.scheduler,
                    out_prefix=str(prefix), options=run.options, mode=options.get("mode", "inprocess"),
-                   timeout_s=options.get("timeout", 60.0), io_sample_period=options.get("io_sample_period", 1.0))
+                   timeout_s=options.get("timeout", 60.0), io_sample_period=options.get("io_sample_period", 1.0),
+                   dynamic_jobs=options.get("dynamic_jobs", False),
+                   compute_sharing=options.get("compute_sharing", False))
 
 
 def _simulate(run, spec):
