@@ -1,0 +1,113 @@
+"""Metrics of paper 004 (locality-aware scheduling, Sections 3 and 5), computed
+from a run's ``_jobs.csv`` and its workload JSON only.
+
+Per user job (``schedulers/locality.py`` writes ``node``, ``decided`` (t_k),
+``case`` and ``reused`` in the job's Batsim metadata):
+
+* queue time = t_k - SubTime: until the scheduler gave the job its cores;
+* load wait = compute start - t_k: the time the job waited for its file
+  (0 when the file was in memory; the paper's "time spent waiting for a file
+  to be available", Figure 2b);
+* Flow = CompletionTime - SubTime;
+* ReferenceFlow = Duration + Size(File) / Bandwidth, its flow alone;
+* stretch = Flow / ReferenceFlow (Section 3).
+
+The paper evaluates the jobs submitted on the evaluated day (the trace's
+``category`` 1, Figure 1); the jobs around it only load the cluster.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from batio.errors import InputError
+from batio.metrics import read_jobs
+
+EVALUATED = 1
+
+
+def _metadata(text: str) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in text.split(";") if "=" in item)
+
+
+def job_table(prefix, workload_path, link_bandwidth: float) -> pd.DataFrame:
+    """One row per user job of the run whose outputs start with ``prefix``."""
+    workload = json.loads(Path(workload_path).read_text())
+    profiles = workload["profiles"]
+    described = {str(job["id"]): job for job in workload["jobs"]}
+    jobs = read_jobs(prefix)
+    jobs = jobs[jobs["workload_name"] == "w0"]
+    rows = []
+    for job in jobs.itertuples(index=False):
+        local_id = str(job.job_id).split("!", 1)[1]
+        spec = described.get(local_id)
+        if spec is None:
+            raise InputError(str(workload_path), "the run has a job the workload does not describe", job=local_id)
+        meta = _metadata(job.metadata)
+        if "decided" not in meta:
+            raise InputError(f"{prefix}_jobs.csv", "no locality metadata (decided=...): was the run made by "
+                                                   "schedulers/locality.py?", job=job.job_id, field="metadata")
+        duration = float(profiles[spec["profile"]]["delay"])
+        decided = float(meta["decided"])
+        rows.append({
+            "job_id": job.job_id, "category": spec.get("category", EVALUATED), "cores": spec["cores"],
+            "file": spec["file"], "file_bytes": spec["file_bytes"], "duration": duration,
+            "subtime": float(job.submission_time), "decided": decided, "start": float(job.starting_time),
+            "finish": float(job.finish_time), "node": int(meta["node"]), "case": int(meta["case"]),
+            "reused": meta["reused"] == "1", "final_state": job.final_state,
+        })
+    table = pd.DataFrame(rows)
+    table["queue_time"] = table["decided"] - table["subtime"]
+    table["load_wait"] = table["start"] - table["decided"]
+    table["flow"] = table["finish"] - table["subtime"]
+    table["reference_flow"] = table["duration"] + table["file_bytes"] / link_bandwidth
+    table["stretch"] = table["flow"] / table["reference_flow"]
+    return table.set_index("job_id", drop=False)
+
+
+def summary(table: pd.DataFrame) -> dict:
+    """Section 5's measures over the evaluated jobs."""
+    evaluated = table[table["category"] == EVALUATED]
+    return {
+        "evaluated_jobs": int(len(evaluated)),
+        "mean_stretch": float(evaluated["stretch"].mean()),
+        "total_load_wait": float(evaluated["load_wait"].sum()),
+        "reused_files": int(evaluated["reused"].sum()),
+        "max_queue_time": float(evaluated["queue_time"].max()),
+        "mean_flow": float(evaluated["flow"].mean()),
+    }
+
+
+def cluster_usage(table: pd.DataFrame, category: int | None = None) -> pd.DataFrame:
+    """Cores running, queued and loading over time (the paper's Figures 3-4
+    and 7-8): a job's cores count as queued from SubTime to t_k, as running
+    from t_k to its completion (loading included), and as loading from t_k to
+    its compute start. ``category`` restricts to one category of jobs."""
+    jobs = table if category is None else table[table["category"] == category]
+    events = []
+    for column, sign_at in (("queued", ("subtime", "decided")), ("running", ("decided", "finish")),
+                            ("loading", ("decided", "start"))):
+        begin, end = sign_at
+        events.append(pd.DataFrame({"time": jobs[begin], column: jobs["cores"]}))
+        events.append(pd.DataFrame({"time": jobs[end], column: -jobs["cores"]}))
+    steps = pd.concat(events).fillna(0).groupby("time").sum().sort_index().cumsum()
+    return steps.reset_index()
+
+
+def stretch_ratio(baseline: pd.DataFrame, variant: pd.DataFrame) -> pd.DataFrame:
+    """Per evaluated job, stretch under the baseline / stretch under the
+    variant (> 1: the variant improves it; the paper's Figures 5 and 11)."""
+    both = baseline[["subtime", "duration", "stretch", "category"]].join(
+        variant[["stretch"]].rename(columns={"stretch": "stretch_variant"}), how="inner")
+    both = both[both["category"] == EVALUATED]
+    both["ratio"] = both["stretch"] / both["stretch_variant"]
+    return both
+
+
+def evaluated_window(table: pd.DataFrame) -> tuple[float, float]:
+    """First and last submission times of the evaluated jobs."""
+    evaluated = table[table["category"] == EVALUATED]["subtime"]
+    return (float(evaluated.min()), float(evaluated.max())) if len(evaluated) else (np.nan, np.nan)
