@@ -15,6 +15,8 @@ from batio.errors import InputError
 # Batsim features are RunSpec flags the scheduler cannot work without (e.g.
 # "dynamic_jobs", "compute_sharing"); `batio run/compare/sweep` turn them on
 # for the name, as a user would pass --enable-dynamic-jobs to Batsim.
+# File loads are dynamic jobs run on nodes their jobs share (paper 004).
+LOCALITY_FEATURES = ("dynamic_jobs", "compute_sharing")
 SCHEDULERS = {
     "fcfs": ("backfill.py", {"backfill_max": 0}),
     "easy": ("backfill.py", {"backfill_max": 1}),
@@ -30,6 +32,10 @@ SCHEDULERS = {
     "iopack-char": ("ioPack.py", {"packs": "Char"}),
     "equilibrio": ("equilibrio.py", {}),
     "equilibrio-listing": ("equilibrio.py", {"backfill_guard": False, "backfill_order": "fixed"}),
+    **{name: ("locality.py", {"policy": policy, "backfill": backfill}, LOCALITY_FEATURES)
+       for policy, plain in (("fcfs", "locality-fcfs"), ("eft", "locality-eft"), ("lea", "lea"), ("leo", "leo"),
+                             ("lem", "lem"))
+       for backfill, name in ((False, plain), (True, f"{plain}-bf"))},
 }
 
 

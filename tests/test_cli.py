@@ -49,3 +49,12 @@ def test_summary_metrics_by_hand(tmp_path):
     assert summary["mean_slowdown"] == pytest.approx((1 + 39 / 20 + 58 / 20) / 3, abs=1e-6)
     assert summary["utilisation"] == pytest.approx((2 * 20 + 4 * 20 + 1 * 20) / (4 * 60), abs=1e-6)
     assert summary["bytes_moved"] == 0
+
+
+def test_a_scheduler_name_turns_on_the_batsim_features_it_needs():
+    from batio.cli import parser, run_spec
+    common = ["run", "--platform", "memcluster486", "--workload", "memcluster486_slice", "--out", "o"]
+    lea = run_spec(parser().parse_args(common + ["--scheduler", "lea"]))
+    assert lea.dynamic_jobs and lea.compute_sharing and not lea.acknowledge_dynamic_jobs
+    easy = run_spec(parser().parse_args(common + ["--scheduler", "easy"]))
+    assert not easy.dynamic_jobs and not easy.compute_sharing

@@ -342,6 +342,12 @@ def convert(trace_path, window=None):
     }
 
 
+def sweep_workload(seed, trace, slice=None):
+    """``convert`` for ``batio sweep`` (``generator: batio.workloads.memcluster486:sweep_workload``,
+    ``args: {trace: PATH, slice: "12,2,1,1"}``): a trace has no seed; the sweep's is ignored."""
+    return convert(trace, None if slice is None else Slice.parse(slice))
+
+
 def dumps(workload):
     """The workload as JSON text, one job or profile a line (diffable, and a third of indent=1's size)."""
     def block(items, opening, closing):
