@@ -42,18 +42,18 @@ def job_table(prefix, workload_path, link_bandwidth: float) -> pd.DataFrame:
     jobs = jobs[jobs["workload_name"] == "w0"]
     rows = []
     for job in jobs.itertuples(index=False):
-        local_id = str(job.job_id).split("!", 1)[1]
+        local_id = str(job.job_id)  # Batsim writes the id within the workload, named in workload_name
         spec = described.get(local_id)
         if spec is None:
             raise InputError(str(workload_path), "the run has a job the workload does not describe", job=local_id)
         meta = _metadata(job.metadata)
         if "decided" not in meta:
             raise InputError(f"{prefix}_jobs.csv", "no locality metadata (decided=...): was the run made by "
-                                                   "schedulers/locality.py?", job=job.job_id, field="metadata")
+                                                   "schedulers/locality.py?", job=f"w0!{local_id}", field="metadata")
         duration = float(profiles[spec["profile"]]["delay"])
         decided = float(meta["decided"])
         rows.append({
-            "job_id": job.job_id, "category": spec.get("category", EVALUATED), "cores": spec["cores"],
+            "job_id": f"w0!{local_id}", "category": spec.get("category", EVALUATED), "cores": spec["cores"],
             "file": spec["file"], "file_bytes": spec["file_bytes"], "duration": duration,
             "subtime": float(job.submission_time), "decided": decided, "start": float(job.starting_time),
             "finish": float(job.finish_time), "node": int(meta["node"]), "case": int(meta["case"]),
