@@ -65,13 +65,13 @@ CONFIG_KEYS = {
     "engines": f"a list among {', '.join(ENGINES)}",
     "baseline": "the label of the policy the others are compared with",
     "io_slowdown": "true (default) or false: run the reference runs the I/O slowdown needs",
-    "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds}",
+    "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds, io_exclusive: true|false}",
 }
 REQUIRED_KEYS = ("platforms", "workloads", "schedulers")
 WORKLOAD_KEYS = ("generator", "args", "name")
 SCHEDULER_KEYS = ("scheduler", "options", "grid", "label")
 RUN_OPTIONS = {"mode": "inprocess or socket", "io_sample_period": "a number of seconds > 0",
-               "timeout": "a number of seconds > 0"}
+               "timeout": "a number of seconds > 0", "io_exclusive": "true or false"}
 
 
 # -- the grid ---------------------------------------------------------------------------
@@ -304,7 +304,13 @@ def _run_options(value, source):
     _reject_unknown_keys(value, RUN_OPTIONS, source, "run_options")
     for key, given in value.items():
         number = isinstance(given, (int, float)) and not isinstance(given, bool)
-        if (key == "mode" and given not in MODES) or (key != "mode" and not (number and given > 0)):
+        if key == "mode":
+            valid = given in MODES
+        elif key == "io_exclusive":
+            valid = isinstance(given, bool)
+        else:
+            valid = number and given > 0
+        if not valid:
             raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=f"run_options.{key}")
     return value
 
@@ -321,6 +327,10 @@ def check_grid(grid):
     if grid.baseline is not None and grid.baseline not in [p.label for p in grid.policies]:
         raise InputError(grid.source, f"{grid.baseline!r} is not a policy of this grid "
                                       f"(policies: {', '.join(p.label for p in grid.policies)})", field="baseline")
+    # Real Batsim has no exclusive I/O model: its runs would silently share the storage.
+    if grid.run_options.get("io_exclusive") and set(grid.engines) - {"embedded"}:
+        raise InputError(grid.source, "io_exclusive is an option of the embedded engine only "
+                                      f"(engines: {', '.join(grid.engines)})", field="run_options.io_exclusive")
     for policy in grid.policies:
         if is_batsched(policy.scheduler):
             if not policy.scheduler[len(BATSCHED_PREFIX):]:
@@ -474,7 +484,8 @@ def _spec(run, prefix):
                    out_prefix=str(prefix), options=run.options, mode=options.get("mode", "inprocess"),
                    timeout_s=options.get("timeout", 60.0), io_sample_period=options.get("io_sample_period", 1.0),
                    dynamic_jobs=options.get("dynamic_jobs", False),
-                   compute_sharing=options.get("compute_sharing", False))
+                   compute_sharing=options.get("compute_sharing", False),
+                   io_exclusive=options.get("io_exclusive", False))
 
 
 def _simulate(run, spec):

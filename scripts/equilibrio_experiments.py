@@ -28,6 +28,12 @@ io_intensity(S) red solid, io_intensity(W) blue dashed),
 (distributions of the per-job metrics).
 
     .venv/bin/python scripts/equilibrio_experiments.py [--jobs 1290] [--seeds 1,2,3] [--workers 2] [--full-check]
+
+``--from-sweep DIR ...`` simulates nothing: it makes the same tables and plots
+from the outputs of ``batio sweep scripts/sweeps/equilibrio_alpha.yaml`` (and
+``equilibrio_full.yaml`` for the full-scale check), whose runs it recognises
+by their options and names as ``configurations`` does. ``--results`` writes
+them elsewhere than beside this script.
 """
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PLATFORM = ROOT / "platforms" / "theta_quarter.xml"
 SCHEDULER = ROOT / "schedulers" / "equilibrio.py"
 BUNDLED = ROOT / "workloads" / "equilibrio_theta.json"
+BUNDLED_SEED = 3
 RESULTS = Path(__file__).resolve().parent / "results"
 
 ALPHAS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
@@ -76,6 +83,40 @@ def configurations(seeds, alpha2):
             runs.append((f"s{seed}_k{knowledge:.2f}", seed, {"alpha": alpha2, "knowledge": knowledge}))
         for variant, options in VARIANTS.items():
             runs.append((f"s{seed}_{variant}", seed, {"alpha": alpha2, **options}))
+    return runs
+
+
+def sweep_runs(folders, alpha2):
+    """(name, workload file, seed, options, output prefix) of every run in the
+    ``batio sweep`` output folders (``results.csv`` + ``runs/``), named as
+    ``configurations`` names this script's runs: a generated workload's run by
+    its seed and options, a workload file's run (the bundled one) as the full
+    scale check."""
+    runs, names = [], set()
+    for folder in map(Path, folders):
+        table_path = folder / "results.csv"
+        if not table_path.is_file():
+            raise SystemExit(f"--from-sweep {folder}: no results.csv (run `batio sweep CONFIG --out {folder}` first)")
+        for row in pd.read_csv(table_path, keep_default_na=False).itertuples():
+            where = f"{table_path}, run {row.run_id}"
+            if row.status != "ok":
+                raise SystemExit(f"{where} failed: {row.error} (rerun the sweep with --retry-failed)")
+            options = json.loads(row.options)
+            if row.seed == "":
+                seed = BUNDLED_SEED
+                name = f"full_a{options['alpha']:.1f}" if set(options) == {"alpha"} else None
+            else:
+                seed = int(row.seed)
+                name = next((name for name, _, known in configurations([seed], alpha2) if known == options), None)
+            if name is None:
+                raise SystemExit(f"{where}: options {options} are none of this script's configurations "
+                                 f"(at --alpha2 {alpha2})")
+            if name in names:
+                raise SystemExit(f"{where}: a second run named {name}")
+            names.add(name)
+            generated = folder / "workloads" / Path(row.workload_file).name
+            workload = generated if generated.is_file() else Path(row.workload_file)
+            runs.append((name, workload, seed, options, folder / row.run_dir / "out"))
     return runs
 
 
@@ -191,8 +232,8 @@ def tables(rows: pd.DataFrame, alpha2, args, wall, simulated) -> str:
     return "\n".join(lines)
 
 
-def write_markdown(text):
-    path = RESULTS / "equilibrio.md"
+def write_markdown(text, results):
+    path = results / "equilibrio.md"
     if path.exists() and BEGIN in path.read_text():
         old = path.read_text()
         text = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END):]
@@ -242,22 +283,12 @@ def plot_distributions(per_job, keys, labels, title, path):
     plt.close(fig)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=1290, help="jobs per workload (full scale: 5160)")
-    parser.add_argument("--seeds", default="1,2,3", help="workload seeds, comma-separated")
-    parser.add_argument("--workers", type=int, default=2, help="simulations at a time")
-    parser.add_argument("--alpha2", type=float, default=0.5, help="alpha of Experiment 2")
-    parser.add_argument("--full-check", action="store_true", help="also run the bundled 5,160-job workload")
-    parser.add_argument("--out", default=str(ROOT / "out" / "equilibrio"), help="folder of the runs' outputs")
-    parser.add_argument("--reuse", action="store_true",
-                        help="do not simulate again the runs whose outputs are in --out (e.g. to redo the tables)")
-    args = parser.parse_args()
-    started = time.perf_counter()
+def simulate_runs(args):
+    """Simulate the script's runs (those not done yet with --reuse); return them
+    as (name, workload file, seed, options, output prefix) and how many ran."""
     seeds = [int(seed) for seed in args.seeds.split(",")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    RESULTS.mkdir(exist_ok=True)
     workloads, rewritten = {}, set()
     for seed in seeds:
         workloads[seed] = out / f"workload_s{seed}.json"
@@ -267,7 +298,7 @@ def main():
             rewritten.add(seed)
     runs = [(name, workloads[seed], seed, options) for name, seed, options in configurations(seeds, args.alpha2)]
     if args.full_check:
-        runs += [(f"full_a{alpha:.1f}", BUNDLED, 3, {"alpha": alpha}) for alpha in (0.0, args.alpha2)]
+        runs += [(f"full_a{alpha:.1f}", BUNDLED, BUNDLED_SEED, {"alpha": alpha}) for alpha in (0.0, args.alpha2)]
     # Longest first: the full-scale runs.
     runs.sort(key=lambda run: not run[0].startswith("full"))
     print(f"{len(runs)} runs, {args.workers} at a time", flush=True)  # (fewer with --reuse)
@@ -284,23 +315,58 @@ def main():
         for future in futures:
             name, seconds = future.result()
             print(f"  {name}: {seconds:.0f} s", flush=True)
+    return [(name, workload, seed, options, out / name / "out") for name, workload, seed, options in runs], len(todo)
+
+
+def report(runs, seeds, args, results, started, simulated):
+    """Measure the runs, then write the tables, equilibrio_runs.csv and the plots into ``results``."""
     rows, per_job, timelines = [], {}, {}
-    for name, workload, seed, options in runs:
-        row, jobs, timeline = measure(name, seed, options, out / name / "out", workload)
+    for name, workload, seed, options, prefix in runs:
+        row, jobs, timeline = measure(name, seed, options, prefix, workload)
         rows.append(row)
         per_job[name], timelines[name] = jobs, timeline
     rows = pd.DataFrame(rows)
-    rows.to_csv(RESULTS / "equilibrio_runs.csv", index=False, float_format="%.6g")
-    plot_intensities(timelines, seeds[0], RESULTS / "equilibrio_intensity.png")
+    rows.to_csv(results / "equilibrio_runs.csv", index=False, float_format="%.6g")
+    plot_intensities(timelines, seeds[0], results / "equilibrio_intensity.png")
     scaled = {name: frame for name, frame in per_job.items() if name.startswith("s")}
     plot_distributions(scaled, [f"a{alpha:.1f}" for alpha in ALPHAS], [f"{alpha:.1f}" for alpha in ALPHAS],
-                       "Experiment 1: alpha", RESULTS / "equilibrio_exp1.png")
+                       "Experiment 1: alpha", results / "equilibrio_exp1.png")
     keys = [f"a{args.alpha2:.1f}"] + [f"k{k:.2f}" for k in KNOWLEDGE[1:-1]] + ["a0.0"]
     plot_distributions(scaled, keys, [f"{k * 100:.0f} %" for k in KNOWLEDGE],
-                       f"Experiment 2: knowledge at alpha = {args.alpha2}", RESULTS / "equilibrio_exp2.png")
-    text = tables(rows, args.alpha2, args, time.perf_counter() - started, len(todo))
-    write_markdown(text)
+                       f"Experiment 2: knowledge at alpha = {args.alpha2}", results / "equilibrio_exp2.png")
+    text = tables(rows, args.alpha2, args, time.perf_counter() - started, simulated)
+    write_markdown(text, results)
     print(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1290, help="jobs per workload (full scale: 5160)")
+    parser.add_argument("--seeds", default="1,2,3", help="workload seeds, comma-separated")
+    parser.add_argument("--workers", type=int, default=2, help="simulations at a time")
+    parser.add_argument("--alpha2", type=float, default=0.5, help="alpha of Experiment 2")
+    parser.add_argument("--full-check", action="store_true", help="also run the bundled 5,160-job workload")
+    parser.add_argument("--out", default=str(ROOT / "out" / "equilibrio"), help="folder of the runs' outputs")
+    parser.add_argument("--reuse", action="store_true",
+                        help="do not simulate again the runs whose outputs are in --out (e.g. to redo the tables)")
+    parser.add_argument("--from-sweep", nargs="+", metavar="DIR",
+                        help="simulate nothing: the tables and plots of the output folders of `batio sweep "
+                             "scripts/sweeps/equilibrio_*.yaml` (--jobs, --seeds, --full-check are then ignored)")
+    parser.add_argument("--results", default=str(RESULTS), help="folder of equilibrio.md, equilibrio_runs.csv, plots")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    if args.from_sweep:
+        runs = sweep_runs(args.from_sweep, args.alpha2)
+        seeds = sorted({seed for name, _, seed, _, _ in runs if not name.startswith("full")})
+        scaled = next(workload for name, workload, *_ in runs if not name.startswith("full"))
+        args.jobs = len(json.loads(Path(scaled).read_text())["jobs"])
+        simulated = 0
+    else:
+        runs, simulated = simulate_runs(args)
+        seeds = [int(seed) for seed in args.seeds.split(",")]
+    report(runs, seeds, args, results, started, simulated)
 
 
 if __name__ == "__main__":

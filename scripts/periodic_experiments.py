@@ -31,6 +31,10 @@ Each simulation runs in a forked child (``batio.engine.run.run_here``: one
 SimGrid engine per process) with ``--workers`` at a time; a run whose
 ``result.json`` exists is not run again (``--force`` reruns).
 
+``--from-sweep DIR ...`` simulates nothing: it makes the same figures and
+tables from the outputs of ``batio sweep scripts/sweeps/periodic_*.yaml``
+(whose workloads come from ``sweep_workload``, this script's workloads).
+
     .venv/bin/python scripts/periodic_experiments.py            # the default scale
     .venv/bin/python scripts/periodic_experiments.py --jobs 20 --workloads 1 --alphas 0.2 0.8   # a smoke test
 """
@@ -88,6 +92,16 @@ def workload_seed(family, alpha, index):
     return 1000 * FAMILIES.index(family) + 10 * round(alpha * 10) + index + 1
 
 
+def sweep_workload(seed, family, alpha, jobs, volume_scaling="hosts"):
+    """This script's workload number ``seed`` (0, 1, ...) of ``family`` at
+    ``alpha``, as a ``batio sweep`` generator (``scripts/sweeps/periodic_*.yaml``).
+    It records what ``--from-sweep`` needs to place the run in the tables."""
+    workload = periodic.generate(family, alpha, jobs, workload_seed(family, alpha, seed),
+                                 volume_scaling=volume_scaling)
+    workload["experiment"] = {"family": family, "alpha": alpha, "index": seed}
+    return workload
+
+
 # -- one run, in a forked child ---------------------------------------------------
 
 def run_task(task):
@@ -105,6 +119,13 @@ def run_task(task):
             contextlib.redirect_stderr(log):
         run_here(spec)
     wall = time.perf_counter() - started
+    result = measure({k: task[k] for k in ("family", "alpha", "index", "strategy", "model")}, prefix, workload, wall)
+    Path(task["result"]).write_text(json.dumps(result))
+
+
+def measure(run, prefix, workload, wall):
+    """A run's row of ``summary.csv`` and its curves: ``run`` (family, alpha,
+    index, strategy, model) with the metrics of its outputs at ``prefix``."""
     summary = pm.summarize(prefix, workload, NB_HOSTS)
     jobs = pm.load_jobs(prefix, workload)
     end = summary["makespan"]
@@ -112,10 +133,8 @@ def run_task(task):
     usage = pm.resource_usage(jobs, NB_HOSTS, BANDWIDTH, edges, f"{prefix}_io.csv")
     curves = {"cumulative_utilisation": pm.cumulative_utilisation(jobs, NB_HOSTS, edges[1:]),
               "instant_utilisation": pm.instant_utilisation(jobs, NB_HOSTS, edges), **usage}
-    result = {**{k: task[k] for k in ("family", "alpha", "index", "strategy", "model")},
-              "alpha_realised": workload["alpha"], **summary, "wall_s": wall,
-              "curves": {k: list(map(float, v)) for k, v in curves.items()}}
-    Path(task["result"]).write_text(json.dumps(result))
+    return {**run, "alpha_realised": workload["alpha"], **summary, "wall_s": wall,
+            "curves": {k: list(map(float, v)) for k, v in curves.items()}}
 
 
 def _child(task):
@@ -196,6 +215,39 @@ def collect(args):
                 and result["model"] in args.models):
             results.append(result)
     return results
+
+
+def from_sweep(folders):
+    """The results of ``batio sweep`` outputs (``results.csv`` + ``runs/``) of
+    ``scripts/sweeps/periodic_*.yaml``, measured as ``run_task`` measures its
+    own runs. Returns (results, number of failed runs)."""
+    results, seen, failed = [], set(), 0
+    for folder in map(Path, folders):
+        table_path = folder / "results.csv"
+        if not table_path.is_file():
+            raise SystemExit(f"--from-sweep {folder}: no results.csv (run `batio sweep CONFIG --out {folder}` first)")
+        table = pd.read_csv(table_path, keep_default_na=False)
+        for row in table.itertuples():
+            if row.status != "ok":
+                failed += 1
+                print(f"FAILED {row.run_id}: {row.error}", file=sys.stderr)
+                continue
+            where = f"{table_path}, run {row.run_id}"
+            if row.policy not in ALL:
+                raise SystemExit(f"{where}: policy {row.policy!r} is none of this script's strategies "
+                                 f"({', '.join(ALL)}): label it as one of them in the sweep config")
+            workload = json.loads((folder / "workloads" / Path(row.workload_file).name).read_text())
+            if "experiment" not in workload:
+                raise SystemExit(f"{where}: its workload was not made by this script's sweep_workload generator")
+            spec = json.loads((folder / row.run_dir / "out_run.json").read_text())["spec"]
+            model = next(name for name, exclusive in MODELS.items() if exclusive == spec["io_exclusive"])
+            run = {**workload["experiment"], "strategy": row.policy, "model": model}
+            key = tuple(run.values())
+            if key in seen:
+                raise SystemExit(f"{where}: a second run of {run}")
+            seen.add(key)
+            results.append(measure(run, folder / row.run_dir / "out", workload, row.wall_time_s))
+    return results, failed
 
 
 # -- figures ------------------------------------------------------------------------
@@ -381,13 +433,24 @@ def main(argv=None):
     parser.add_argument("--results", default=str(ROOT / "scripts" / "results"),
                         help="folder of periodic.md and periodic/ (figures, summary.csv)")
     parser.add_argument("--force", action="store_true", help="regenerate and rerun everything")
+    parser.add_argument("--from-sweep", nargs="+", metavar="DIR",
+                        help="simulate nothing: make the figures and tables from the output folders of "
+                             "`batio sweep scripts/sweeps/periodic_*.yaml` (the grid options are then ignored)")
     args = parser.parse_args(argv)
 
-    tasks = plan(args)
     began = time.perf_counter()
-    print(f"{len(tasks)} runs to do ({args.workers} at a time)", file=sys.stderr)
-    failed = run_all(tasks, args.workers)
-    results = collect(args)
+    if args.from_sweep:
+        results, failed = from_sweep(args.from_sweep)
+        args.families = [family for family in FAMILIES if any(r["family"] == family for r in results)]
+        args.alphas = sorted({r["alpha"] for r in results})
+        args.workloads = len({r["index"] for r in results})
+        how = "measured from the outputs of `batio sweep`"
+    else:
+        tasks = plan(args)
+        print(f"{len(tasks)} runs to do ({args.workers} at a time)", file=sys.stderr)
+        failed = run_all(tasks, args.workers)
+        results = collect(args)
+        how = f"{len(tasks)} of them simulated by this invocation"
     frame = pd.DataFrame([{k: v for k, v in r.items() if k != "curves"} for r in results])
     folder = Path(args.results) / "periodic"
     folder.mkdir(parents=True, exist_ok=True)
@@ -412,8 +475,8 @@ def main(argv=None):
               f"{len(results)} runs ({frame['family'].nunique() if len(frame) else 0} families x "
               f"{frame['alpha'].nunique() if len(frame) else 0} alphas x {args.workloads} workloads x "
               f"{frame['strategy'].nunique() if len(frame) else 0} strategies x {frame['model'].nunique() if len(frame) else 0} "
-              f"I/O models), {len(tasks)} of them simulated by this invocation in "
-              f"{time.perf_counter() - began:.0f} s with {args.workers} workers. Best value of each row in bold.")
+              f"I/O models), {how} in {time.perf_counter() - began:.0f} s with {args.workers} workers. "
+              "Best value of each row in bold.")
     write_tables(frame, Path(args.results) / "periodic.md", header)
     print(f"{len(results)} results, {failed} failed runs, {time.perf_counter() - began:.0f} s; "
           f"figures: {', '.join(str(f.name) for f in figures)}", file=sys.stderr)

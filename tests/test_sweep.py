@@ -11,6 +11,8 @@ from batio.engine.run import file_digest
 from batio.errors import InputError
 from batio.sweep import alone_workload, load_config, plan, run_grid
 
+ROOT = Path(__file__).resolve().parent.parent
+
 SMALL_DEMO = {"generator": "batio.workloads.demo:demo_workload", "name": "small", "args": {"nb_jobs": 6}}
 
 
@@ -151,3 +153,76 @@ def test_an_existing_cluster_with_daemonic_workers_is_a_clear_error():
         with pytest.raises(EngineError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False dask worker"):
             with dask_client(scheduler_address=cluster.scheduler_address):
                 pass
+
+
+TWO_WRITERS = {"nb_res": 16, "profiles": {"write": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1e10,
+                                                     "storage": "pfs"}},
+               "jobs": [{"id": 1, "subtime": 0, "walltime": 1000, "res": 1, "profile": "write"},
+                        {"id": 2, "subtime": 0, "walltime": 1000, "res": 1, "profile": "write"}]}
+
+
+def test_io_exclusive_run_option_serialises_the_transfers(tmp_path):
+    (tmp_path / "w.json").write_text(json.dumps(TWO_WRITERS))
+    times = {}
+    for exclusive in (False, True):
+        config = write_config(tmp_path, {"platforms": ["cluster16_pfs"], "workloads": ["w.json"], "schedulers": ["fcfs"],
+                                         "io_slowdown": False, "run_options": {"io_exclusive": exclusive}},
+                              f"exclusive-{exclusive}.yaml")
+        table, _, _ = run_grid(load_config(config), tmp_path / f"out-{exclusive}", workers=0, progress=False)
+        jobs = pd.read_csv(tmp_path / f"out-{exclusive}" / table["run_dir"][0] / "out_jobs.csv")
+        times[exclusive] = sorted(jobs["execution_time"])
+    # Two 10 GB writes through the 1 GB/s storage link, started together: fair
+    # sharing ends both at 20 s; exclusive I/O (FIFO) ends one at 10 s, then the other at 20 s.
+    assert times[False] == pytest.approx([20, 20], rel=0.02)
+    assert times[True] == pytest.approx([10, 20], rel=0.02)
+
+
+@pytest.mark.parametrize("config, key, message", [
+    ({"run_options": {"io_exclusive": "yes"}}, "run_options.io_exclusive", "true or false"),
+    ({"run_options": {"io_exclusive": True}, "engines": ["docker"]}, "run_options.io_exclusive", "embedded engine only"),
+])
+def test_io_exclusive_errors(tmp_path, config, key, message):
+    path = write_config(tmp_path, {"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["easy"],
+                                   **config}, "bad.yaml")
+    with pytest.raises(InputError, match=message) as raised:
+        load_config(path)
+    assert str(raised.value).startswith(f"{path}, field '{key}': ")
+
+
+def _script(name):
+    import importlib.util
+    path = ROOT / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("config, exclusive", [("periodic_lessons", True), ("periodic_fair", False)])
+def test_periodic_configs_are_the_scripts_grid(tmp_path, config, exclusive):
+    from batio.sweep import _spec
+    experiments = _script("periodic_experiments")
+    runs = plan(load_config(ROOT / "scripts" / "sweeps" / f"{config}.yaml"), tmp_path)
+    # 4 families x 7 alphas x 4 workloads x 4 strategies, no reference runs
+    assert len(runs) == 448 and {run.kind for run in runs} == {"policy"}
+    assert {run.policy for run in runs} == set(experiments.STRATEGIES)
+    assert all(_spec(run, tmp_path / "p").io_exclusive is exclusive for run in runs)
+    # Its workloads are the script's: the same jobs for the same (family, alpha, index).
+    run = next(run for run in runs if run.workload == "U-BN_a0.7" and run.seed == 2)
+    made = json.loads(Path(run.workload_file).read_text())
+    assert made["experiment"] == {"family": "U-BN", "alpha": 0.7, "index": 2}
+    script = experiments.periodic.generate("U-BN", 0.7, 60, experiments.workload_seed("U-BN", 0.7, 2))
+    assert made["jobs"] == script["jobs"] and made["profiles"] == script["profiles"]
+
+
+def test_equilibrio_config_is_the_scripts_grid(tmp_path):
+    experiments = _script("equilibrio_experiments")
+    runs = plan(load_config(ROOT / "scripts" / "sweeps" / "equilibrio_alpha.yaml"), tmp_path)
+    policies = [run for run in runs if run.kind == "policy"]
+    assert len(runs) == 51 and len(policies) == 48  # 16 configurations x 3 seeds, 3 reference runs
+    for seed in (1, 2, 3):
+        # every configuration of the script, once, on a workload of 1,290 jobs
+        options = sorted(json.dumps(run.options, sort_keys=True) for run in policies if run.seed == seed)
+        assert options == sorted(json.dumps(known, sort_keys=True)
+                                 for _, _, known in experiments.configurations([seed], 0.5))
+    assert {len(json.loads(Path(run.workload_file).read_text())["jobs"]) for run in policies} == {1290}
