@@ -32,6 +32,14 @@ SCHEDULERS = {
     "iopack-char": ("ioPack.py", {"packs": "Char"}),
     "equilibrio": ("equilibrio.py", {}),
     "equilibrio-listing": ("equilibrio.py", {"backfill_guard": False, "backfill_order": "fixed"}),
+    "easy-ljf": ("backfill.py", {"backfill_max": 1, "order": "ljf"}),
+    # CATIOS and TIOAS predict each job's I/O from the bundled history by default.
+    **{f"catios{suffix}{knowledge}": ("catios.py", {**options, **demand})
+       for suffix, options in (("", {}), ("-ljf", {"priority": "ljf"}), ("-mix", {"priority": "mix"}),
+                               ("-greedy", {"reserve_first": False}))
+       for knowledge, demand in (("", {"history": "catios_bw_history"}), ("-oracle", {"demand": "oracle"}))},
+    "tioas": ("tioas.py", {"backfill_max": 1, "history": "catios_bw_history"}),
+    "tioas-oracle": ("tioas.py", {"backfill_max": 1, "demand": "oracle"}),
     **{name: ("locality.py", {"policy": policy, "backfill": backfill}, LOCALITY_FEATURES)
        for policy, plain in (("fcfs", "locality-fcfs"), ("eft", "locality-eft"), ("lea", "lea"), ("leo", "leo"),
                              ("lem", "lem"))

@@ -105,6 +105,7 @@ class QueueScheduler(BatsimScheduler):
         self.waiting: list[Job] = []
         self.running: dict[str, tuple[Job, float]] = {}
         self.needs_round = False
+        self.last_plan = RoundPlan()
 
     def schedule(self):
         raise NotImplementedError
@@ -112,6 +113,20 @@ class QueueScheduler(BatsimScheduler):
     def storage_mapping(self, job: Job) -> dict[str, int]:
         """EXECUTE_JOB's storage_mapping (see ``batio.jobio``)."""
         return job_storage_mapping(job, self.bs)
+
+    def start(self, plan: RoundPlan, now: float) -> None:
+        """Execute the jobs a round decided to start now."""
+        for job, hosts in plan.started:
+            job.allocation = hosts
+            mapping = self.storage_mapping(job)
+            if mapping:
+                job.storage_mapping = mapping
+            self.running[job.id] = (job, now)
+        if plan.started:
+            started = {job.id for job, _ in plan.started}
+            self.waiting = [job for job in self.waiting if job.id not in started]
+            self.bs.execute_jobs([job for job, _ in plan.started])
+        self.last_plan = plan
 
     def job_left(self, job: Job) -> None:
         """A running job completed or was killed."""
@@ -158,7 +173,6 @@ class Backfill(QueueScheduler):
         settings = parse_options(type(self).__name__, self.OPTIONS, options)
         self.backfill_max = settings["backfill_max"]
         self.order = settings["order"]
-        self.last_plan = RoundPlan()
 
     # -- policy hooks ----------------------------------------------------
 
@@ -200,17 +214,3 @@ class Backfill(QueueScheduler):
                         lambda job: self.bandwidth_need(job, now))
         self.start(plan, now)
         return plan
-
-    def start(self, plan: RoundPlan, now: float) -> None:
-        """Execute the jobs a round decided to start now."""
-        for job, hosts in plan.started:
-            job.allocation = hosts
-            mapping = self.storage_mapping(job)
-            if mapping:
-                job.storage_mapping = mapping
-            self.running[job.id] = (job, now)
-        if plan.started:
-            started = {job.id for job, _ in plan.started}
-            self.waiting = [job for job in self.waiting if job.id not in started]
-            self.bs.execute_jobs([job for job, _ in plan.started])
-        self.last_plan = plan

@@ -1,0 +1,349 @@
+"""CATIOS: Contention-Avoiding Temporal I/O-aware job Scheduling (seed 002,
+Tseng, Kawai, Takahashi, Takizawa; poster "CATIOS: Time-Resolved I/O-Aware
+Job Scheduling for HPC Systems").
+
+Each job brings its per-second I/O demand D[0..n-1] (bytes/s; ``batio.iodemand``).
+The scheduler keeps the system-wide demand of the running jobs over time,
+``load[t]`` (``batio.demandload``), and starts a job only when, from its
+start t0, the aggregate demand A[t] = load[t] + D[t - t0] stays within the
+storage bandwidth B at every second of its window [t0, t0 + n - 1]: two jobs
+whose bursts would overlap are not run together, two whose bursts
+interleave are, where an average-bandwidth check (``schedulers/tioas.py``)
+would wrongly admit or refuse them.
+
+One round (poster, "The Design of CATIOS" and "Queue action")
+-------------------------------------------------------------
+1. Configurable scheduling policy: sort the waiting jobs by priority
+   (``priority``): ``fcfs`` by submission; ``ljf`` longest runtime estimate
+   first; ``mix``, highest P(j) = alpha·norm_wait(j) + beta·norm_runtime(j)
+   first. Ties: submission time, then job id.
+2. Time-resolved I/O simulation, in that order: for the candidate j at
+   t0 = now, with D clipped to ``clip``·B, check the resource availability
+   over its window: enough compute hosts free and A[t] <= B for all t.
+3. Job execution decision: if both hold, start j and add its D to ``load``
+   and its hosts to the tracker; otherwise defer j and check the next job.
+4. Priorities are recomputed periodically: while jobs wait, the scheduler
+   asks for a round every ``priority_period`` seconds (CALL_ME_LATER). This
+   is also what lets a deferred job start when the bursts that blocked it
+   are over, which no Batsim event announces.
+
+Reconstructed from the poster (its OCR is garbled or silent here)
+-----------------------------------------------------------------
+* "norm_wait" and "norm_runtime": each job's wait (now - submission) and
+  runtime estimate divided by the largest among the waiting jobs, so both
+  lie in [0, 1]; a higher P(j) runs first (alpha weighs fairness, as FCFS;
+  beta throughput, as LJF: the poster's "Mix (tune alpha, beta to trade
+  fairness and throughput)"). The poster's best: alpha:beta = 0.95:0.05.
+* The runtime estimate (for ``ljf`` and norm_runtime) is n, the length of
+  the job's predicted (or, with ``demand: oracle``, true) profile: D covers
+  the job from start to end. A job without a prediction uses its walltime.
+* Hosts: the poster checks compute nodes "for [t0, t0 + n - 1]". Here a
+  job holds its hosts for its walltime, as every batio policy does through
+  ``batio.reservation.ReservationTracker`` (running jobs hold theirs until
+  their walltime): a job slowed down by contention runs past n, and the
+  reservation below must hold against it. For "can it start now?" the two
+  windows agree, since a host free now is free until a reservation begins.
+* Backfilling: the poster's queue action is a greedy pass ("if resources
+  are unavailable, defer job execution and check the next job"), which can
+  starve a wide or I/O-heavy job behind a stream of small ones. With
+  ``reserve_first`` (default true) the first deferred job in priority
+  order is given a reservation, as EASY backfilling does: the earliest
+  start where its hosts are free over its walltime and its D fits the
+  load (tried at the ends of admitted demands: ``DemandLoad.earliest_fit``);
+  later jobs start only if they leave both its hosts and its I/O intact.
+  ``reserve_first: false`` is the poster's greedy pass.
+
+Running jobs and their demand
+-----------------------------
+A started job's D is anchored at its actual start (bin floor(start)) and
+never moved: under contention a job takes longer than D, and the scheduler
+does not stretch its profile (it cannot know by how much). When the job
+ends, what remains of its D is removed from ``load``; one that outlived its
+D has nothing left there. D is planned as given: a job's demand is not
+shifted by the slow-down of other jobs.
+
+Job-script-only input (``demand``)
+----------------------------------
+``predicted`` (default): the scheduler knows a new job's command line
+(``command`` field) and node count only, and predicts D with
+``batio.matcher.CommandMatcher`` built from the history workload
+``history`` (a file or a bundled workload name), backend
+``matcher_backend``. ``oracle``: D is the job's true ``io_demand``, to
+measure what prediction costs. A job for which the matcher finds no
+similar history is planned with no I/O demand and its walltime as
+runtime: the scheduler knows nothing about its I/O, and refusing it until
+something is known could starve it forever (paper 000's I/O-aware
+scheduler assumes zero throughput for jobs without estimates, likewise).
+Such jobs are printed in the scheduler log as they arrive and counted at
+the end.
+
+Options (pybatsim ``-o`` JSON)
+------------------------------
+``priority`` (fcfs | ljf | mix; fcfs), ``alpha`` (0.95), ``beta`` (0.05),
+``priority_period`` (s, > 0; 30), ``bandwidth`` (B in bytes/s; default:
+the ``bandwidth`` property of the platform's storage host, as
+``platforms/catios_cluster.xml`` gives it), ``clip`` (fraction of B in
+(0, 1]; 0.75), ``demand`` (predicted | oracle), ``history``,
+``matcher_backend`` (auto | minilm | exact; auto), ``reserve_first`` (true).
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+from batsim.batsim import Job
+
+from batio.demandload import DemandLoad, clip
+from batio.iodemand import command_of, demand_of
+from batio.matcher import BACKENDS, CommandMatcher
+from batio.options import Option, OptionError, parse_options
+from batio.reservation import ReservationTracker, RunningJob, Slot
+from batio.schedulers.backfill import QUEUE_ORDERS, QueueScheduler, RoundPlan, time_limit
+
+DEMAND_OPTIONS = {
+    "bandwidth": Option(float, None, minimum=0.0, aliases={None: None},
+                        help="storage bandwidth B in bytes/s, > 0; default: the platform "
+                             "storage host's 'bandwidth' property"),
+    "demand": Option(str, "predicted", choices=("predicted", "oracle")),
+    "history": Option(str, None, aliases={None: None},
+                      help="for demand predicted: the history workload (file or bundled name)"),
+    "matcher_backend": Option(str, "auto", choices=BACKENDS),
+}
+
+
+class DemandAware(QueueScheduler):
+    """What CATIOS and TIOAS share: the storage bandwidth B and each job's
+    per-second demand D, predicted from its command line or read from its
+    workload (``demand``). A subclass's ``OPTIONS`` include ``DEMAND_OPTIONS``."""
+
+    def __init__(self, options: Mapping | None = None):
+        super().__init__(options)
+        name = type(self).__name__
+        settings = parse_options(name, self.OPTIONS, options)
+        if settings["bandwidth"] is not None and not settings["bandwidth"] > 0:
+            raise OptionError(f"{name}: option 'bandwidth' = {settings['bandwidth']} is not allowed: "
+                              "expected a number > 0 (bytes/s)")
+        self.B: float | None = settings["bandwidth"]
+        self.matcher = None
+        if settings["demand"] == "predicted":
+            if settings["history"] is None:
+                raise OptionError(f"{name}: option 'history' is required with demand \"predicted\": "
+                                  "the workload of past jobs the matcher predicts from")
+            self.matcher = CommandMatcher.from_workload(settings["history"],
+                                                        backend=settings["matcher_backend"])
+        self.demands: dict[str, np.ndarray | None] = {}  # job id -> D (None: no prediction)
+        self.nb_jobs = 0
+        self.unpredicted: list[str] = []
+
+    # -- B and D ---------------------------------------------------------
+
+    def platform_bandwidth(self) -> float:
+        """B from the storage host's ``bandwidth`` property (bytes/s)."""
+        name = type(self).__name__
+        given = [(resource.get("name", resource_id), (resource.get("properties") or {}).get("bandwidth"))
+                 for resource_id, resource in self.bs.storage_resources.items()]
+        given = [(host, value) for host, value in given if value is not None]
+        if len(given) != 1:
+            found = f"{len(given)} storage hosts have one" if given else "no storage host has one"
+            raise OptionError(f"{name}: option 'bandwidth' (B, bytes/s) is required: the platform must give "
+                              f"exactly one storage host a 'bandwidth' property, and {found}")
+        host, value = given[0]
+        try:
+            bandwidth = float(value)
+        except ValueError:
+            bandwidth = math.nan
+        if not bandwidth > 0 or not math.isfinite(bandwidth):
+            raise OptionError(f"{name}: the platform's storage host {host!r} has bandwidth = {value!r}: "
+                              "expected a number > 0 (bytes/s); or give option 'bandwidth'")
+        return bandwidth
+
+    def demand(self, job: Job) -> np.ndarray | None:
+        """The job's D as the scheduler knows it; None: no prediction."""
+        return self.demands[job.id]
+
+    def runtime_estimate(self, job: Job) -> float:
+        """n, the length of the job's D; its walltime without one."""
+        demand = self.demands.get(job.id)
+        return float(len(demand)) if demand is not None else time_limit(job)
+
+    def _find_demand(self, job: Job) -> np.ndarray | None:
+        source = f"workload {job.workload}"
+        if self.matcher is None:
+            return demand_of(job, source)
+        predicted = self.matcher.predict(command_of(job, source), job.requested_resources)
+        if predicted is None:
+            self.unpredicted.append(job.id)
+            print(f"{type(self).__name__}: no similar history for job {job.id} "
+                  f"({job.requested_resources} nodes): planned with no I/O demand, "
+                  "runtime = walltime", flush=True)
+            return None
+        return np.asarray(predicted, dtype=float)
+
+    # -- pybatsim glue ---------------------------------------------------
+
+    def onSimulationBegins(self):
+        super().onSimulationBegins()
+        if self.B is None:
+            self.B = self.platform_bandwidth()
+
+    def onJobSubmission(self, job):
+        super().onJobSubmission(job)
+        if self.waiting and self.waiting[-1] is job:  # not rejected
+            self.nb_jobs += 1
+            self.demands[job.id] = self._find_demand(job)
+
+    def job_left(self, job: Job) -> None:
+        super().job_left(job)
+        self.demands.pop(job.id, None)
+
+    def onSimulationEnds(self):
+        if self.matcher is not None:
+            print(f"{type(self).__name__}: {len(self.unpredicted)} of {self.nb_jobs} jobs had no prediction "
+                  "(planned with no I/O demand)", flush=True)
+
+
+def planned(job_id: str) -> tuple:
+    """Key of a reserved (not started) job's demand in ``load``."""
+    return ("planned", job_id)
+
+
+class Catios(DemandAware):
+    OPTIONS = {
+        **DEMAND_OPTIONS,
+        "priority": Option(str, "fcfs", choices=("fcfs", "ljf", "mix")),
+        "alpha": Option(float, 0.95, minimum=0.0, help="Mix: weight of norm_wait"),
+        "beta": Option(float, 0.05, minimum=0.0, help="Mix: weight of norm_runtime"),
+        "priority_period": Option(float, 30.0, minimum=0.0,
+                                  help="seconds between rounds while jobs wait, > 0"),
+        "clip": Option(float, 0.75, minimum=0.0, maximum=1.0,
+                       help="each D[i] is clipped to clip x B, in (0, 1]"),
+        "reserve_first": Option(bool, True, help="reserve hosts and I/O for the first deferred job"),
+    }
+
+    def __init__(self, options: Mapping | None = None):
+        super().__init__(options)
+        name = type(self).__name__
+        settings = parse_options(name, self.OPTIONS, options)
+        for key in ("priority_period", "clip"):
+            if not settings[key] > 0:
+                raise OptionError(f"{name}: option {key!r} = {settings[key]} is not allowed: expected a number > 0")
+        self.priority = settings["priority"]
+        self.alpha, self.beta = settings["alpha"], settings["beta"]
+        self.priority_period = settings["priority_period"]
+        self.clip = settings["clip"]
+        self.reserve_first = settings["reserve_first"]
+        self.load = DemandLoad()
+        self.clipped: dict[str, np.ndarray] = {}  # job id -> D clipped to clip x B
+        self.calls: set[float] = set()  # CALL_ME_LATER times not yet answered
+
+    # -- the poster's names ----------------------------------------------
+
+    def D(self, job: Job) -> np.ndarray:
+        """The job's demand as planned: D clipped to clip·B (no prediction: none)."""
+        demand = self.clipped.get(job.id)
+        if demand is None:
+            known = self.demand(job)
+            demand = self.clipped[job.id] = np.zeros(0) if known is None else clip(known, self.B, self.clip)
+        return demand
+
+    def prioritised(self, now: float) -> list[Job]:
+        """Configurable scheduling policy: the waiting queue, highest priority first."""
+        if self.priority == "fcfs":
+            return sorted(self.waiting, key=QUEUE_ORDERS["fcfs"])
+        runtime = [self.runtime_estimate(job) for job in self.waiting]
+        if self.priority == "ljf":
+            P = [-value for value in runtime]
+        else:
+            wait = [now - job.submit_time for job in self.waiting]
+            P = [-(self.alpha * w + self.beta * r)
+                 for w, r in zip(normalised(wait), normalised(runtime))]
+        order = sorted(range(len(self.waiting)),
+                       key=lambda i: (P[i], QUEUE_ORDERS["fcfs"](self.waiting[i])))
+        return [self.waiting[i] for i in order]
+
+    def earliest_start(self, RT: ReservationTracker, job: Job, now: float) -> Slot | None:
+        """The first deferred job's reservation: the earliest start where its
+        hosts are free over its walltime and A[t] <= B over its window,
+        alternating between the two checks until they agree (as paper 000's
+        Algorithm 4 does between nodes and bandwidth)."""
+        D, L, t = self.D(job), time_limit(job), now
+        while True:
+            slot = RT.earliest_start(job.requested_resources, L, after=t)
+            if slot is None:
+                return None
+            t = self.load.earliest_fit(D, slot.start, self.B)
+            if t == slot.start:
+                return slot
+            if t == math.inf:
+                return None
+
+    # -- one round -------------------------------------------------------
+
+    def schedule(self) -> RoundPlan:
+        now = self.bs.time()
+        self.load.advance(now)
+        RT = ReservationTracker.from_running(
+            self.hosts, {}, [RunningJob(job.id, start, job.allocation, time_limit(job))
+                             for job, start in self.running.values()], now)
+        plan = RoundPlan()
+        for j in self.prioritised(now):
+            D, L = self.D(j), time_limit(j)
+            # Resource availability check: A[t] <= B on [t0, t0 + n - 1] and
+            # hosts over the walltime. The I/O check goes before the search
+            # for hosts: it refuses most candidates on a busy file system,
+            # and costs less.
+            slot = None
+            if RT.free_host_count(now) >= j.requested_resources and self.load.fits(D, now, self.B):
+                slot = RT.earliest_start(j.requested_resources, L, after=now, latest=now)
+            if slot is not None:
+                RT.reserve(j.id, slot, L)
+                self.load.add(j.id, D, now)
+                plan.started.append((j, slot.hosts))
+            elif self.reserve_first and not plan.reserved:
+                slot = self.earliest_start(RT, j, now)
+                if slot is not None:
+                    RT.reserve(j.id, slot, L)
+                    self.load.add(planned(j.id), D, slot.start)
+                    plan.reserved.append((j, slot))
+            # Otherwise j is deferred: check the next job.
+        for j, _ in plan.reserved:  # replanned next round
+            self.load.remove(planned(j.id))
+        self.start(plan, now)
+        self.call_back(now, plan)
+        return plan
+
+    def call_back(self, now: float, plan: RoundPlan) -> None:
+        """While jobs wait, ask for the next round within priority_period
+        seconds, or when the first deferred job's reservation begins."""
+        if not self.waiting:
+            return
+        at = now + self.priority_period
+        for _, slot in plan.reserved:
+            if now < slot.start < at:
+                at = slot.start
+        if not any(now < pending <= at for pending in self.calls):
+            self.calls.add(at)
+            self.bs.wake_me_up_at(at)
+
+    # -- pybatsim glue ---------------------------------------------------
+
+    def onRequestedCall(self):
+        now = self.bs.time()
+        self.calls = {pending for pending in self.calls if pending > now}
+        super().onRequestedCall()
+
+    def job_left(self, job: Job) -> None:
+        super().job_left(job)
+        self.clipped.pop(job.id, None)
+        if job.id in self.load:
+            self.load.remove(job.id, at=self.bs.time())
+
+
+def normalised(values: list[float]) -> list[float]:
+    """Each value over the largest (0 when all are 0); an infinite value
+    (a job without walltime or prediction) counts as 1 and the rest as 0."""
+    largest = max(values, default=0.0)
+    if largest == math.inf:
+        return [1.0 if value == math.inf else 0.0 for value in values]
+    return [value / largest if largest > 0 else 0.0 for value in values]
