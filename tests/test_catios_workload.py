@@ -160,3 +160,42 @@ def test_one_run_of_each_family_alone_lasts_its_demand_length(simulate_workload)
 def test_bundled_workloads_are_the_generators_output(path, seed, jobs, name):
     bundled = json.loads((ROOT / "workloads" / path).read_text())
     assert bundled == json.loads(json.dumps(catios.catios_workload(seed=seed, nb_jobs=jobs, name=name)))
+
+
+def test_io_scale_lengthens_bursts_and_raises_stream_rates():
+    # A burst given by its size keeps its rate and lasts io_scale times longer.
+    for io_scale, seconds in ((1.0, 4), (2.0, 8), (2.5, 10)):
+        line = catios.Timeline(np.random.default_rng(0), 4, 100, io_scale)
+        line.burst(10, 4e9, 1e9)
+        np.testing.assert_array_equal(np.flatnonzero(line.demand), np.arange(10, 10 + seconds))
+        assert set(line.demand[line.demand > 0]) == {1e9}
+    # A phase given by its duration moves io_scale times the rate (same draw, on the 50 MB/s grid).
+    plain = catios.Timeline(np.random.default_rng(7), 2, 100).stream_rate(0.1)
+    doubled = catios.Timeline(np.random.default_rng(7), 2, 100, 2.0).stream_rate(0.1)
+    assert abs(doubled - 2 * plain) <= catios.RATE_STEP
+
+
+def test_io_scale_changes_the_bytes_only():
+    plain = catios.catios_workload(seed=6, nb_jobs=60)
+    intense = catios.catios_workload(seed=6, nb_jobs=60, io_scale=3)
+    same = ("id", "subtime", "walltime", "res", "command", "family")
+    assert [[job[key] for key in same] for job in intense["jobs"]] == \
+        [[job[key] for key in same] for job in plain["jobs"]]
+    before_bytes, after_bytes = [], []
+    for before, after in zip(plain["jobs"], intense["jobs"]):
+        D, D3 = demand_of(before), demand_of(after)
+        assert D3.size == D.size
+        assert D3.max() <= 0.9 * min(after["res"] * catios.NODE_BW, catios.STORAGE_BW)
+        assert sum(bytes_moved(intense["profiles"][after["profile"]], intense["profiles"], after["res"])) == \
+            pytest.approx(D3.sum())
+        before_bytes.append(D.sum())
+        after_bytes.append(D3.sum())
+    # No job moves less; caps (rate ceiling, run end) keep the total below x3.
+    assert all(after >= before for before, after in zip(before_bytes, after_bytes))
+    assert 1.5 < sum(after_bytes) / sum(before_bytes) <= 3
+
+
+@pytest.mark.parametrize("io_scale", [0, -1, float("nan"), float("inf")])
+def test_io_scale_must_be_positive_and_finite(io_scale):
+    with pytest.raises(ValueError, match="io_scale must be a finite number > 0"):
+        catios.catios_workload(seed=1, nb_jobs=5, io_scale=io_scale)

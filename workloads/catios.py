@@ -42,6 +42,21 @@ not read it), and a Batsim profile that moves its demand through the
 storage link over time (``batio.iodemand.phase_profiles``). The file names
 its workload in ``workload``.
 
+I/O intensity (``io_scale``, default 1): every job moves ``io_scale``
+times the bytes above. A burst given by its size (inputs, dumps, frames,
+restarts, outputs) keeps its rate and lasts ``io_scale`` times longer; a
+phase given by its duration (bwa's reading and trickle, adios's stream)
+keeps its length at ``io_scale`` times the rate. Caps still apply (the
+rate ceiling, the run's end, a burst covering what follows), so the bytes
+grow less than ``io_scale``: measured on seeds 1-3 (200 jobs), x1.6-1.7
+at 2, x2.0-2.2 at 3, x2.4-2.6 at 4. Run times, node counts, commands and
+arrivals are those of ``io_scale`` 1 for the same seed, so only how
+I/O-bound the jobs are changes: the share of the node-seconds a job spends
+transferring when alone is 6-9 % at 1 (seeds 1-3), 12-16 % at 2, 20-28 %
+at 4; the bytes over what B moves in the time the machine needs for the
+work (rho) 0.41-0.56 at 1, 0.70-0.94 at 2, 1.06-1.38 at 4. What this does
+to the schedulers: ``scripts/results/catios.md``.
+
 Arrivals: a Poisson process whose rate offers ``load`` (default 1.05) times
 the cluster's node-seconds over the arrival span, so compute is what jobs
 queue for. The requested walltime is the run time times a log-uniform user
@@ -54,6 +69,7 @@ alone on average, up to 1.86x.
 
     python -m batio.workloads.catios --seed 1 > workloads/catios_bw.json
     python -m batio.workloads.catios --seed 2 --jobs 400 --name catios_bw_history > workloads/catios_bw_history.json
+    python -m batio.workloads.catios --seed 1 --io-scale 2 > catios_bw_io2.json     # twice the bytes
 """
 from __future__ import annotations
 
@@ -88,14 +104,14 @@ class Family:
     nodes: tuple[int, ...]
     runtime_minutes: tuple[float, float]
     command: Callable[[np.random.Generator, int], str]
-    demand: Callable[[np.random.Generator, int, int], "Timeline"]   # (rng, nodes, seconds)
+    demand: Callable[[np.random.Generator, int, int, float], "Timeline"]   # (rng, nodes, seconds, io_scale)
 
 
 class Timeline:
     """D and the direction of each second, filled phase by phase."""
 
-    def __init__(self, rng, nodes, seconds):
-        self.rng, self.nodes = rng, nodes
+    def __init__(self, rng, nodes, seconds, io_scale=1.0):
+        self.rng, self.nodes, self.io_scale = rng, nodes, io_scale
         self.demand = np.zeros(seconds)
         self.reads = np.zeros(seconds, bool)
         self.ceiling = RATE_STEP * math.floor(MAX_SHARE_ALONE * alone_rate(nodes, NODE_BW, STORAGE_BW)
@@ -106,17 +122,21 @@ class Timeline:
         varied = per_node_gb * GB * self.nodes * self.rng.lognormal(0, 0.2)
         return float(np.clip(RATE_STEP * round(varied / RATE_STEP), RATE_STEP, self.ceiling))
 
+    def stream_rate(self, per_node_gb):
+        """The rate of a phase given by its duration: scaled by the I/O intensity."""
+        return self.rate(per_node_gb * self.io_scale)
+
     def hold(self, start, end, rate, read=False):
         self.demand[start:end] = rate
         self.reads[start:end] = read
 
     def burst(self, start, nbytes, rate, read=False):
-        """Move ``nbytes`` at ``rate`` from second ``start`` (whole seconds)."""
-        self.hold(start, start + max(1, math.ceil(nbytes / rate)), rate, read)
+        """Move ``nbytes`` (times the I/O intensity) at ``rate`` from second ``start`` (whole seconds)."""
+        self.hold(start, start + max(1, math.ceil(nbytes * self.io_scale / rate)), rate, read)
 
     def at_end(self, nbytes, rate):
-        """A write of ``nbytes`` that ends with the job."""
-        self.hold(max(0, self.demand.size - max(1, math.ceil(nbytes / rate))), self.demand.size, rate)
+        """A write of ``nbytes`` (times the I/O intensity) that ends with the job."""
+        self.hold(max(0, self.demand.size - max(1, math.ceil(nbytes * self.io_scale / rate))), self.demand.size, rate)
 
 
 def _per_node(rng, nodes, gb_range):
@@ -126,8 +146,8 @@ def _per_node(rng, nodes, gb_range):
 
 def periodic_checkpoints(read_gb, dump_gb, period_minutes, rate_gb):
     """Input read at start, then a dump every period (jittered 5 %)."""
-    def demand(rng, nodes, seconds):
-        line = Timeline(rng, nodes, seconds)
+    def demand(rng, nodes, seconds, io_scale):
+        line = Timeline(rng, nodes, seconds, io_scale)
         rate = line.rate(rng.uniform(*rate_gb))
         line.burst(0, _per_node(rng, nodes, read_gb), rate, read=True)
         period = 60 * rng.uniform(*period_minutes)
@@ -142,8 +162,8 @@ def periodic_checkpoints(read_gb, dump_gb, period_minutes, rate_gb):
 
 def frames(period_seconds, frame_gb, rate_gb, restart_gb):
     """Small frames at a steady period, a restart file at the end."""
-    def demand(rng, nodes, seconds):
-        line = Timeline(rng, nodes, seconds)
+    def demand(rng, nodes, seconds, io_scale):
+        line = Timeline(rng, nodes, seconds, io_scale)
         rate = line.rate(rng.uniform(*rate_gb))
         period = int(rng.uniform(*period_seconds))
         frame = _per_node(rng, nodes, frame_gb)
@@ -156,11 +176,11 @@ def frames(period_seconds, frame_gb, rate_gb, restart_gb):
 
 def read_then_trickle(read_share, read_rate_gb, trickle_gb, output_gb, write_rate_gb):
     """A long read of the input, a trickle of output, the result written at the end."""
-    def demand(rng, nodes, seconds):
-        line = Timeline(rng, nodes, seconds)
+    def demand(rng, nodes, seconds, io_scale):
+        line = Timeline(rng, nodes, seconds, io_scale)
         reading = int(seconds * rng.uniform(*read_share))
-        line.hold(0, reading, line.rate(rng.uniform(*read_rate_gb)), read=True)
-        line.hold(reading, seconds, line.rate(rng.uniform(*trickle_gb)))
+        line.hold(0, reading, line.stream_rate(rng.uniform(*read_rate_gb)), read=True)
+        line.hold(reading, seconds, line.stream_rate(rng.uniform(*trickle_gb)))
         line.at_end(_per_node(rng, nodes, output_gb), line.rate(rng.uniform(*write_rate_gb)))
         return line
     return demand
@@ -168,8 +188,8 @@ def read_then_trickle(read_share, read_rate_gb, trickle_gb, output_gb, write_rat
 
 def read_compute_write(read_gb, read_rate_gb, write_seconds, write_rate_gb):
     """Read the input at start, compute, write the results at the end."""
-    def demand(rng, nodes, seconds):
-        line = Timeline(rng, nodes, seconds)
+    def demand(rng, nodes, seconds, io_scale):
+        line = Timeline(rng, nodes, seconds, io_scale)
         line.burst(0, _per_node(rng, nodes, read_gb), line.rate(rng.uniform(*read_rate_gb)), read=True)
         rate = line.rate(rng.uniform(*write_rate_gb))
         line.at_end(rate * rng.uniform(*write_seconds), rate)
@@ -179,13 +199,13 @@ def read_compute_write(read_gb, read_rate_gb, write_seconds, write_rate_gb):
 
 def steady_stream(rate_gb, level_seconds):
     """Steady reads whose level drifts every few minutes around the run's own."""
-    def demand(rng, nodes, seconds):
-        line = Timeline(rng, nodes, seconds)
+    def demand(rng, nodes, seconds, io_scale):
+        line = Timeline(rng, nodes, seconds, io_scale)
         base = rng.uniform(*rate_gb)
         start = 0
         while start < seconds:
             end = start + int(rng.uniform(*level_seconds))
-            line.hold(start, end, line.rate(base), read=True)
+            line.hold(start, end, line.stream_rate(base), read=True)
             start = end
         return line
     return demand
@@ -267,19 +287,23 @@ FAMILIES = [
 ]
 
 
-def draw_run(rng, family):
+def draw_run(rng, family, io_scale=1.0):
     """One run of ``family``: (nodes, command, D, whether each second reads)."""
     nodes = int(_pick(rng, family.nodes))
     seconds = int(60 * math.exp(rng.uniform(*np.log(family.runtime_minutes))))
-    line = family.demand(rng, nodes, seconds)
+    line = family.demand(rng, nodes, seconds, io_scale)
     return nodes, family.command(rng, nodes), line.demand, line.reads
 
 
-def catios_workload(seed=1, nb_jobs=200, load=1.05, name="catios_bw", chunk_seconds=DEFAULT_CHUNK_SECONDS):
+def catios_workload(seed=1, nb_jobs=200, load=1.05, name="catios_bw", chunk_seconds=DEFAULT_CHUNK_SECONDS,
+                    io_scale=1.0):
     """The workload as a Batsim workload dict (see the module docstring)."""
+    if not (isinstance(io_scale, (int, float)) and not isinstance(io_scale, bool) and math.isfinite(io_scale)
+            and io_scale > 0):
+        raise ValueError(f"io_scale must be a finite number > 0, got {io_scale!r}")
     rng = np.random.default_rng(seed)
     weights = np.array([family.weight for family in FAMILIES])
-    runs = [(family, *draw_run(rng, family))
+    runs = [(family, *draw_run(rng, family, io_scale))
             for family in (FAMILIES[i] for i in rng.choice(len(FAMILIES), nb_jobs, p=weights / weights.sum()))]
     work = sum(nodes * demand.size for _, nodes, _, demand, _ in runs)
     gaps = rng.exponential(work / (load * NB_NODES) / nb_jobs, nb_jobs)
@@ -296,7 +320,8 @@ def catios_workload(seed=1, nb_jobs=200, load=1.05, name="catios_bw", chunk_seco
                      "family": family.name})
     return {"workload": name, "nb_res": NB_NODES, "jobs": jobs, "profiles": profiles,
             "description": f"CATIOS Blue-Waters-like workload (batio workloads/catios.py), seed {seed}, "
-                           f"{nb_jobs} jobs, load {load}, chunks of {chunk_seconds} s"}
+                           f"{nb_jobs} jobs, load {load}, chunks of {chunk_seconds} s"
+                           + (f", I/O intensity x{io_scale:g}" if io_scale != 1 else "")}
 
 
 def main(argv=None):
@@ -308,8 +333,12 @@ def main(argv=None):
     parser.add_argument("--name", default="catios_bw", help="the workload's name (its 'workload' field)")
     parser.add_argument("--chunk-seconds", type=int, default=DEFAULT_CHUNK_SECONDS,
                         help="seconds per transfer chunk of a phase (batio.iodemand)")
+    parser.add_argument("--io-scale", type=float, default=1.0,
+                        help="I/O intensity: every job moves this many times the bytes (> 0)")
     args = parser.parse_args(argv)
-    work = catios_workload(args.seed, args.jobs, args.load, args.name, args.chunk_seconds)
+    if not (math.isfinite(args.io_scale) and args.io_scale > 0):
+        parser.error(f"--io-scale must be a finite number > 0, got {args.io_scale}")
+    work = catios_workload(args.seed, args.jobs, args.load, args.name, args.chunk_seconds, args.io_scale)
     sys.stdout.write(json.dumps(work, separators=(",", ":")) + "\n")
 
 
