@@ -1,0 +1,533 @@
+"""Per-node model of the locality-aware schedulers (paper 004, Sections 3-4):
+which input files are in each node's memory, when a job's file is available
+there, what loading it evicts, and each node's cores over time.
+
+Real state (what has happened)
+------------------------------
+``NodeMemory`` holds, per node, the copies of files in its memory: loaded or
+being loaded (since when), the started jobs using each, and cached copies
+(no user left). ``CoreLedger`` holds which cores of which node each started
+job occupies, until its planned end t_k + WallTime(J) (Section 3: the window
+[t_k, t_k + WallTime] holds the load and the run).
+
+Eviction (Section 3). A file is shared by two jobs of a node only if they run
+in parallel, or consecutively with no job started on the node in between;
+otherwise "memory operations of jobs scheduled between J_i and J_j cause the
+file to be evicted". So a copy stays in memory while a started job uses it
+(running, or waiting for its load) and, once cached, until the next job of
+another file is started on the node: that start evicts every cached copy of
+another file. With the paper's file sizes (Size = Cores/m x M), memory never
+overflows under this rule: cached copies only shrink between two starts.
+Fact from the authors' simulator (``src/basic_functions.c``,
+``add_data_in_node`` and ``remove_data_from_node``, built without
+DATA_PERSISTENCE as in their Makefile): there a file whose last user ended is
+valid only for a job started at that very instant; the paper's rule, kept
+here, also keeps it across idle time until another job starts.
+
+The three cases of Section 4.1 for a job started on a node at t_k:
+1. ``IN_MEMORY``: its file is loaded there, t'_k = t_k;
+2. ``NOT_IN_MEMORY``: it is loaded, t'_k = t_k + Size / Bandwidth;
+3. ``BEING_LOADED``: a job J_j started at StartTime(J_j) < t_k loads it, the
+   job waits for that load only, t'_k = StartTime(J_j) + Size / Bandwidth.
+
+Plan (what a scheduling round builds)
+-------------------------------------
+A round plans the queued jobs in turn on a copy of the real state (the
+copies are mirrored as arrays, ``Slots``, for that):
+``CoreAvailability`` (without backfilling: the time each core is next
+available, Algorithm 1 line 3) or ``CoreProfile`` (conservative backfilling:
+each node's free-core count over time, line 3'), and ``FilePlan`` (each
+node's copies over time: real ones and those loads planned for earlier jobs
+of the queue will make). All three answer for the P nodes at once with numpy
+arrays: a round scores every node for each job.
+
+Cores are counted, not named: Batsim shares a host between jobs and never
+sees cores, and a set of time windows whose overlap never exceeds m can
+always be given m distinct cores (interval graphs are perfect).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Hashable
+
+import numpy as np
+
+from batio.reservation import OVERRUN_GRACE
+
+
+class LoadCase(IntEnum):
+    """Section 4.1's three cases, numbered as in the paper."""
+
+    IN_MEMORY = 1
+    NOT_IN_MEMORY = 2
+    BEING_LOADED = 3
+
+
+# -- real state ----------------------------------------------------------------
+
+@dataclass
+class Copy:
+    """One file in one node's memory."""
+
+    file: Hashable
+    size: float
+    load_start: float
+    ready_estimate: float          # load_start + size / bandwidth (case 3's t'_k)
+    loaded: bool
+    slot: int
+    users: dict = field(default_factory=dict)   # started job id -> planned end
+    last_end: float = -math.inf    # when its last user ended (cached copies)
+
+    @property
+    def cached(self) -> bool:
+        return self.loaded and not self.users
+
+    def last_use(self) -> float:
+        """Latest planned use: its users' planned ends, or its last end."""
+        return max(self.users.values()) if self.users else self.last_end
+
+
+class Slots:
+    """Copies as rows of arrays, one row per node, one column per copy
+    (``file`` is -1 in unused columns), so a round reads every node at once.
+
+    ``ready`` is -inf once loaded; ``last_use`` the latest planned use;
+    ``evict_at`` (plans only) the first planned start of a job of another
+    file at or after ``last_use``.
+    """
+
+    FIELDS = (("file", -1), ("size", 0.0), ("load_start", math.inf), ("ready", math.inf),
+              ("last_use", -math.inf), ("evict_at", math.inf))
+
+    def __init__(self, nb_nodes: int, width: int):
+        for name, fill in self.FIELDS:
+            setattr(self, name, np.full((nb_nodes, width), fill, dtype=np.int64 if name == "file" else float))
+        self.row_bytes = np.zeros(nb_nodes)   # sum of sizes per node, bounds EvictionPenalty
+
+    def copy(self) -> "Slots":
+        twin = Slots.__new__(Slots)
+        for name, _ in self.FIELDS:
+            setattr(twin, name, getattr(self, name).copy())
+        twin.row_bytes = self.row_bytes.copy()
+        return twin
+
+    def free_column(self, node: int) -> int:
+        free = np.flatnonzero(self.file[node] < 0)
+        if len(free):
+            return int(free[0])
+        width = self.file.shape[1]
+        for name, fill in self.FIELDS:
+            array = getattr(self, name)
+            setattr(self, name, np.hstack([array, np.full_like(array, fill)]))
+        return width
+
+    def clear(self, node: int, slot: int) -> None:
+        self.row_bytes[node] -= self.size[node, slot]
+        for name, fill in self.FIELDS:
+            getattr(self, name)[node, slot] = fill
+
+
+class NodeMemory:
+    """Files in each node's memory, and the eviction rule (module docstring).
+    The copies are also mirrored in ``slots`` for the plans."""
+
+    def __init__(self, nb_nodes: int, memory_bytes: float, bandwidth: float):
+        self.memory_bytes = float(memory_bytes)
+        self.bandwidth = float(bandwidth)
+        self.copies: list[dict[Hashable, Copy]] = [{} for _ in range(nb_nodes)]
+        self.file_ids: dict[Hashable, int] = {}
+        self.slots = Slots(nb_nodes, 8)
+        self.holders: dict[int, dict[int, int]] = {}   # file id -> {node: column}
+
+    def file_id(self, file: Hashable) -> int:
+        return self.file_ids.setdefault(file, len(self.file_ids))
+
+    def start_job(self, node: int, job_id: str, file: Hashable, size: float, now: float,
+                  planned_end: float) -> tuple[LoadCase, list[Hashable]]:
+        """A job is started on ``node`` at ``now`` (t_k): returns its case and
+        the files its start evicted."""
+        copies = self.copies[node]
+        evicted = [other for other, copy in copies.items() if other != file and copy.cached]
+        for other in evicted:
+            self._forget(node, copies.pop(other))
+        copy = copies.get(file)
+        if copy is None:
+            copy = Copy(file, size, now, now + size / self.bandwidth, loaded=size == 0,
+                        slot=self.slots.free_column(node))
+            copies[file] = copy
+            self.holders.setdefault(self.file_id(file), {})[node] = copy.slot
+            self.slots.row_bytes[node] += size
+            case = LoadCase.IN_MEMORY if copy.loaded else LoadCase.NOT_IN_MEMORY
+        else:
+            case = LoadCase.IN_MEMORY if copy.loaded else LoadCase.BEING_LOADED
+        copy.users[job_id] = planned_end
+        self._mirror(node, copy)
+        return case, evicted
+
+    def load_finished(self, node: int, file: Hashable) -> list[str]:
+        """The load of ``file`` on ``node`` completed: the jobs that waited for it."""
+        copy = self.copies[node][file]
+        copy.loaded = True
+        self._mirror(node, copy)
+        return list(copy.users)
+
+    def end_job(self, node: int, job_id: str, file: Hashable, now: float) -> None:
+        """A started job completed or was killed; its file stays cached."""
+        copy = self.copies[node][file]
+        del copy.users[job_id]
+        if not copy.users:
+            copy.last_end = now
+        self._mirror(node, copy)
+
+    def bytes_used(self, node: int) -> float:
+        return sum(copy.size for copy in self.copies[node].values())
+
+    def files(self, node: int) -> set:
+        return set(self.copies[node])
+
+    def _mirror(self, node: int, copy: Copy) -> None:
+        slots, column = self.slots, copy.slot
+        slots.file[node, column] = self.file_id(copy.file)
+        slots.size[node, column] = copy.size
+        slots.load_start[node, column] = copy.load_start
+        slots.ready[node, column] = -math.inf if copy.loaded else copy.ready_estimate
+        slots.last_use[node, column] = copy.last_use()
+
+    def _forget(self, node: int, copy: Copy) -> None:
+        self.slots.clear(node, copy.slot)
+        holders = self.holders[self.file_id(copy.file)]
+        del holders[node]
+
+
+class CoreLedger:
+    """Cores held by started jobs: ``held[k, c]`` is the planned end of the job
+    on core c of node k, -inf when the core is free."""
+
+    def __init__(self, nb_nodes: int, cores: int):
+        self.held = np.full((nb_nodes, cores), -math.inf)
+        self.where: dict[str, tuple[int, np.ndarray]] = {}
+
+    def start(self, job_id: str, node: int, cores: int, planned_end: float) -> None:
+        free = np.flatnonzero(self.held[node] == -math.inf)[:cores]
+        if len(free) < cores:
+            raise RuntimeError(f"job {job_id}: node {node} has {len(free)} free cores, needs {cores}")
+        self.held[node, free] = planned_end
+        self.where[job_id] = (node, free)
+
+    def end(self, job_id: str) -> None:
+        node, cores = self.where.pop(job_id)
+        self.held[node, cores] = -math.inf
+
+    def busy_nodes(self) -> np.ndarray:
+        """Nodes running at least one started job (Algorithm 5's load)."""
+        return (self.held > -math.inf).any(axis=1)
+
+    def availability(self, now: float) -> np.ndarray:
+        """Each core's next availability seen at ``now``, sorted per node; a
+        job past its planned end (its kill in flight) holds its core for
+        ``OVERRUN_GRACE`` more seconds."""
+        held = self.held
+        times = np.where(held == -math.inf, now, np.where(held > now, held, now + OVERRUN_GRACE))
+        return np.sort(times, axis=1)
+
+
+# -- plan: cores -----------------------------------------------------------------
+
+class CoreAvailability:
+    """Without backfilling (Algorithm 1, line 3): the time of next
+    availability of each core; a job takes the Cores(J) earliest cores."""
+
+    def __init__(self, availability: np.ndarray, now: float):
+        self.avail = availability.copy()   # (P, m), sorted per row
+        self.now = now
+
+    def earliest(self, cores: int, walltime: float) -> np.ndarray:
+        """t_k per node: smallest time Cores(J) cores are available."""
+        return np.maximum(self.avail[:, cores - 1], self.now)
+
+    def earliest_on(self, node: int, cores: int, walltime: float) -> float:
+        return max(float(self.avail[node, cores - 1]), self.now)
+
+    def reserve(self, node: int, cores: int, start: float, end: float) -> None:
+        row = self.avail[node]
+        row[:cores] = end
+        row.sort()
+
+    def advance(self, now: float) -> bool:
+        """Move the plan to a later ``now`` when no core frees in between."""
+        if ((self.avail > self.now) & (self.avail <= now)).any():
+            return False
+        self.now = now
+        return True
+
+    def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
+        """Index of the last job that could still start now (-1 if none): one
+        needing at most the most free cores a node has now. Reservations only
+        take cores, so a job failing this test cannot start in this round."""
+        free_now = (self.avail <= self.now).sum(axis=1).max()
+        fits = np.flatnonzero(cores <= free_now)
+        return int(fits[-1]) if len(fits) else -1
+
+
+class CoreProfile:
+    """With conservative backfilling (Section 4.3, line 3'): the number of
+    free cores of each node over time, as a step function per row:
+    ``free[k, s]`` cores are free on node k over ``[times[k, s], times[k, s+1])``;
+    unused columns have time inf. Equal times may repeat (zero-length
+    segments), each then carries the count of the last of them."""
+
+    def __init__(self, availability: np.ndarray, now: float):
+        nb_nodes, cores = availability.shape
+        self.cores = cores
+        self.now = now
+        width = 2 * cores + 2
+        self.times = np.full((nb_nodes, width), math.inf)
+        self.free = np.full((nb_nodes, width), cores, dtype=np.int32)
+        self.times[:, 0] = now
+        self.free[:, 0] = 0
+        self.times[:, 1:cores + 1] = availability
+        self.free[:, 1:cores + 1] = np.arange(1, cores + 1)
+        for column in range(cores, -1, -1):   # merge equal times onto their last count
+            same = self.times[:, column] == self.times[:, column + 1]
+            self.free[same, column] = self.free[same, column + 1]
+        self.used = cores + 1
+
+    def earliest(self, cores: int, walltime: float) -> np.ndarray:
+        """t_k per node: smallest time Cores(J) cores are free from t_k until
+        t_k + WallTime(J); inf where no such window exists."""
+        return _first_windows(self.times[:, :self.used], self.free[:, :self.used], cores, walltime)
+
+    def earliest_on(self, node: int, cores: int, walltime: float) -> float:
+        rows = slice(node, node + 1)
+        return float(_first_windows(self.times[rows, :self.used], self.free[rows, :self.used],
+                                    cores, walltime)[0])
+
+    def reserve(self, node: int, cores: int, start: float, end: float) -> None:
+        first = self._breakpoint(node, start)
+        stop = self._breakpoint(node, end) if end < math.inf else self.used
+        self.free[node, first:stop] -= cores
+
+    def _breakpoint(self, node: int, t: float) -> int:
+        row = self.times[node, :self.used]
+        index = int(np.searchsorted(row, t, side="left"))
+        if index < self.used and row[index] == t:
+            return index
+        if self.used == self.times.shape[1]:
+            self._grow()
+        self.times[node, index + 1:self.used + 1] = self.times[node, index:self.used]
+        self.free[node, index + 1:self.used + 1] = self.free[node, index:self.used]
+        self.times[node, index] = t
+        self.free[node, index] = self.free[node, index - 1]
+        if self.times[node, self.used] < math.inf:
+            self.used += 1
+        return index
+
+    def _grow(self) -> None:
+        nb_nodes, width = self.times.shape
+        self.times = np.hstack([self.times, np.full((nb_nodes, width), math.inf)])
+        self.free = np.hstack([self.free, np.full((nb_nodes, width), self.cores, dtype=np.int32)])
+
+    def advance(self, now: float) -> bool:
+        times = self.times[:, :self.used]
+        if ((times > self.now) & (times <= now)).any():
+            return False
+        times[times == self.now] = now
+        self.now = now
+        return True
+
+    def hole_lengths(self) -> np.ndarray:
+        """``holes[c]``: the longest time, over nodes, that c cores stay free
+        from now (0 where no node has them now)."""
+        times, free = self.times[:, :self.used], self.free[:, :self.used]
+        lowest_so_far = np.minimum.accumulate(free, axis=1)
+        holes = np.zeros(self.cores + 1)
+        for cores in range(1, self.cores + 1):
+            short = lowest_so_far < cores
+            has_short = short.any(axis=1)
+            ends = np.where(has_short, times[np.arange(len(times)), short.argmax(axis=1)], math.inf)
+            holes[cores] = (ends - self.now).max()
+        return holes
+
+    def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
+        """Index of the last job that could still start now (-1 if none): one
+        whose window fits in a hole that is open now. Reservations only
+        shrink holes, so a job failing this test cannot start in this round."""
+        fits = np.flatnonzero(walltimes <= self.hole_lengths()[cores])
+        return int(fits[-1]) if len(fits) else -1
+
+
+def _first_windows(times: np.ndarray, free: np.ndarray, cores: int, walltime: float) -> np.ndarray:
+    """Per row, the first segment start from which ``cores`` stay free for
+    ``walltime``: the first segment with too few cores at or after a
+    candidate must begin no earlier than the window's end."""
+    bad_from = np.where(free < cores, times, math.inf)
+    next_bad = np.minimum.accumulate(bad_from[:, ::-1], axis=1)[:, ::-1]
+    fits = (free >= cores) & (next_bad >= times + walltime) & (times < math.inf)
+    first = fits.argmax(axis=1)
+    rows = np.arange(len(times))
+    return np.where(fits[rows, first], times[rows, first], math.inf)
+
+
+def plan_cores(ledger: CoreLedger, now: float, backfill: bool):
+    """A round's core plan, from the cores held by started jobs."""
+    availability = ledger.availability(now)
+    return CoreProfile(availability, now) if backfill else CoreAvailability(availability, now)
+
+
+# -- plan: files -------------------------------------------------------------------
+
+class FilePlan:
+    """The copies of files in each node's memory over a round's plan: the
+    real copies (``NodeMemory``) and those the planned jobs load.
+
+    Each (node, file) has one slot: load start, ready time (real, or
+    StartTime + Size / Bandwidth while loading), last planned use (started
+    and planned jobs' t_k + WallTime), and ``evict_at``, the first planned
+    start on the node of a job of another file at or after that last use.
+    The copy is in memory at x when ``load_start <= x`` and ``x <= last use``
+    (in use) or ``x < evict_at`` (cached, not evicted yet). A load planned
+    for a job whose copy is absent replaces the slot: only the latest copy of
+    a file on a node is remembered, which can only matter to backfilled jobs
+    planned between two uses of it.
+    """
+
+    def __init__(self, memory: NodeMemory, now: float):
+        self.memory = memory
+        self.bandwidth = memory.bandwidth
+        self.memory_bytes = memory.memory_bytes
+        self.slots = memory.slots.copy()
+        self.advance(now)
+        self.new_slots: dict[tuple[int, int], int] = {}          # (node, file id) -> column
+        self.new_holders: dict[int, dict[int, int]] = {}
+        self.holder_arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.starts: dict[int, list[tuple[float, int]]] = {}      # node -> planned (t_k, file id)
+
+    def advance(self, now: float) -> None:
+        """Plan from ``now`` on (nothing planned happens in between)."""
+        self.now = now
+        self.cached_now = self._evictable_bytes(np.arange(len(self.slots.file)), np.full(len(self.slots.file), now))
+
+    def _evictable_bytes(self, nodes: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Bytes of the copies on ``nodes`` at times ``x`` that are in memory
+        but not in use (a copy's load starts before its last use)."""
+        slots, x = self.slots, x[:, None]
+        evictable = (slots.file[nodes] >= 0) & (slots.last_use[nodes] <= x) & (x < slots.evict_at[nodes])
+        return (slots.size[nodes] * evictable).sum(axis=1)
+
+    def _slot(self, node: int, file_id: int) -> int | None:
+        column = self.new_slots.get((node, file_id))
+        if column is None:
+            column = self.memory.holders.get(file_id, {}).get(node)
+        return column
+
+    def _holders(self, file_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes, columns) of the slots of a file."""
+        arrays = self.holder_arrays.get(file_id)
+        if arrays is None:
+            pairs = {**self.memory.holders.get(file_id, {}), **self.new_holders.get(file_id, {})}
+            arrays = (np.fromiter(pairs.keys(), dtype=np.int64, count=len(pairs)),
+                      np.fromiter(pairs.values(), dtype=np.int64, count=len(pairs)))
+            self.holder_arrays[file_id] = arrays
+        return arrays
+
+    def _present(self, nodes, columns, x):
+        slots = self.slots
+        return ((slots.load_start[nodes, columns] <= x)
+                & ((x <= slots.last_use[nodes, columns]) | (x < slots.evict_at[nodes, columns])))
+
+    def availability(self, file: Hashable, size: float, t_k: np.ndarray) -> np.ndarray:
+        """t'_k per node for a job of ``file`` started at t_k (Section 4.1)."""
+        t_prime = t_k + size / self.bandwidth
+        file_id = self.memory.file_ids.get(file)
+        if file_id is not None:
+            nodes, columns = self._holders(file_id)
+            if len(nodes):
+                x = t_k[nodes]
+                present = self._present(nodes, columns, x)
+                nodes, columns, x = nodes[present], columns[present], x[present]
+                t_prime[nodes] = np.maximum(x, self.slots.ready[nodes, columns])
+        return t_prime
+
+    def availability_on(self, node: int, file: Hashable, size: float, t_k: float) -> float:
+        """t'_k on one node."""
+        case = self.case(node, file, t_k)
+        if case == LoadCase.NOT_IN_MEMORY:
+            return t_k + size / self.bandwidth
+        column = self._slot(node, self.memory.file_ids[file])
+        return max(t_k, float(self.slots.ready[node, column]))
+
+    def case(self, node: int, file: Hashable, t_k: float) -> LoadCase:
+        column = self._slot(node, self.memory.file_ids.get(file, -2))
+        if column is None or not self._present(node, column, t_k):
+            return LoadCase.NOT_IN_MEMORY
+        return LoadCase.IN_MEMORY if self.slots.ready[node, column] <= t_k else LoadCase.BEING_LOADED
+
+    def eviction_penalty_bound(self, size: float) -> float:
+        """No node's EvictionPenalty exceeds this: its files cannot weigh more
+        than all its slots."""
+        return float(self.slots.row_bytes.max()) * (size / self.memory_bytes) / self.bandwidth
+
+    def eviction_penalty(self, file: Hashable, size: float, t_k: np.ndarray,
+                         nodes: np.ndarray) -> np.ndarray:
+        """EvictionPenalty on ``nodes`` (Algorithm 3, line 7):
+        (sum of Size(F_j) over the files F_j in memory at t_k) x Size(File(J)) / M / Bandwidth.
+
+        Which files count is the fact from the authors' simulator
+        (``time_to_reload_percentage_of_files_ended_at_certain_time`` in
+        ``src/basic_functions.c``): the files of the node other than the
+        job's own whose last planned use ends by t_k, i.e. those the start
+        may evict; files still in use at t_k cannot be evicted and do not
+        count. The fraction Size(File(J)) / M is their Cores(J) / 20.
+        """
+        x = t_k[nodes]
+        at_now = x == self.now
+        evictable = np.empty(len(nodes))
+        evictable[at_now] = self.cached_now[nodes[at_now]]
+        later = ~at_now
+        if later.any():
+            evictable[later] = self._evictable_bytes(nodes[later], x[later])
+        file_id = self.memory.file_ids.get(file)
+        if file_id is not None:   # the job's own file is not evicted
+            holders, columns = self._holders(file_id)
+            position = np.searchsorted(nodes, holders)
+            inside = position < len(nodes)
+            inside[inside] = nodes[position[inside]] == holders[inside]
+            holders, columns, position = holders[inside], columns[inside], position[inside]
+            y, slots = x[position], self.slots
+            own = (slots.last_use[holders, columns] <= y) & (y < slots.evict_at[holders, columns])
+            np.subtract.at(evictable, position[own], slots.size[holders[own], columns[own]])
+        return evictable * (size / self.memory_bytes) / self.bandwidth
+
+    def record(self, node: int, file: Hashable, size: float, t_k: float, t_prime: float,
+               end: float) -> None:
+        """Plan a job of ``file`` on ``node`` over [t_k, end)."""
+        slots = self.slots
+        file_id = self.memory.file_id(file)
+        column = self._slot(node, file_id)
+        if column is not None and self._present(node, column, t_k):
+            slots.last_use[node, column] = max(slots.last_use[node, column], end)
+        else:
+            if column is None:
+                column = slots.free_column(node)
+                self.new_slots[(node, file_id)] = column
+                self.new_holders.setdefault(file_id, {})[node] = column
+                self.holder_arrays.pop(file_id, None)
+                slots.file[node, column] = file_id
+            slots.row_bytes[node] += size - slots.size[node, column]
+            slots.size[node, column] = size
+            slots.load_start[node, column] = t_k
+            slots.ready[node, column] = t_prime
+            slots.last_use[node, column] = end
+        # The start evicts the other files then cached (Section 3).
+        row_file = slots.file[node]
+        others = (row_file >= 0) & (row_file != file_id) & (slots.last_use[node] <= t_k)
+        slots.evict_at[node, others] = np.minimum(slots.evict_at[node, others], t_k)
+        starts = self.starts.setdefault(node, [])
+        starts.append((t_k, file_id))
+        last_use = slots.last_use[node, column]
+        slots.evict_at[node, column] = min((start for start, other in starts
+                                            if other != file_id and start >= last_use), default=math.inf)
+        cached = (row_file >= 0) & (slots.last_use[node] <= self.now) & (self.now < slots.evict_at[node])
+        self.cached_now[node] = slots.size[node][cached].sum()

@@ -1,0 +1,556 @@
+"""Locality-aware batch scheduling of jobs sharing large input files (paper
+004, Sections 3-4): FCFS, EFT, LEA, LEO and LEM (Algorithms 1-5), each with
+or without conservative backfilling (Section 4.3, the "-BF" variants).
+
+Options (pybatsim ``-o`` JSON):
+
+* ``policy``: ``fcfs`` | ``eft`` | ``lea`` | ``leo`` | ``lem`` (default ``lea``);
+* ``backfill``: conservative backfilling (line 3'), default false;
+* ``W``: LEA's weight of the load overhead, default 500 (Section 4.2);
+* ``eviction_weight``: factor of EvictionPenalty, default 1; 0 disables it;
+* ``busy_threshold``: LEM applies LEA from this fraction of nodes running
+  at least one job, EFT below it; default 0.8 (Algorithm 5);
+* ``cores``, ``memory_bytes``, ``link_bandwidth``: override the platform's
+  host properties of the same names (cores per node, node memory M in
+  bytes, node-to-storage bandwidth in bytes/s);
+* ``stats_path``: if set, the time and number of jobs examined of every
+  round are written there as JSON when the simulation ends.
+* ``round_interval``: at least this many seconds between two rounds,
+  default 0 (a round after every event that changes something). The
+  authors' simulator calls its scheduler at most once per 30 s
+  (``last_scheduler_call`` in ``src/main.c``); the whole-day experiment
+  uses 30 so that its ten variants run in minutes (``scripts/results/locality.md``).
+
+Mechanism (runs unchanged on Batsim 4.2, which must be started with
+``--enable-dynamic-jobs --enable-compute-sharing``, without
+``--disable-storage-sharing``): each node is one Batsim compute host shared by
+its jobs; cores and memory are tracked here (``batio.nodememory``). A job
+decided at t_k on node k either runs at once (its file is in k's memory,
+case 1), or first waits for a load: this scheduler registers a dynamic job
+``loads!N`` whose profile is ``parallel_homogeneous_pfs`` reading the file's
+bytes from the storage host ``pfs`` onto k (one profile per distinct size),
+and executes it on k; concurrent loads on a node share the node's link in
+the simulator. A job started while its file is being loaded on k waits for
+that load only (case 3). The user job is executed on k when its load
+completes. Its Batsim profile is a ``delay``; Batsim's own walltime counts
+from that execution, so a job that waited for a load is killed at
+t_k + WallTime(J), the end of the window the paper gives it (Section 3).
+Once every workload job is submitted and started, no load can be needed any
+more and the scheduler sends NOTIFY registration_finished.
+
+Each user job gets, with SET_JOB_METADATA (Batsim's ``metadata`` column of
+``_jobs.csv``): ``node=<host id>;decided=<t_k>;case=<1|2|3>;load=<id of the
+load job it waited for, empty if none>;reused=<1 if cases 1 or 3, else 0>``
+("re-used" counted as the authors' simulator does, ``start_jobs`` in
+``src/basic_functions.c``: no transfer, or waiting for another job's load).
+
+Workload fields read on each job (besides Batsim's): ``cores`` (1..cores per
+node), ``file``, ``file_bytes``, ``category`` (optional), and for category
+-2 ``history_node`` (a compute host id): such a job was already running at
+the start of the replayed window; it is planned before every other job, on
+that node only, at the earliest time its cores are free (normally at once).
+Fact from the authors' simulator (``get_state_before_day_0_scheduler`` in
+``src/scheduler.c``): they too are placed on their historical node at its
+earliest available time, and load their file like any started job.
+
+Rounds. A round plans the queue (in submission order) from the state of the
+started jobs, as the authors' simulator does (``src/main.c``): after a job
+completes (or is killed) everything is replanned; when only new jobs
+arrived, the previous plan is kept and the new jobs are planned after it
+(reservations of earlier jobs do not depend on later ones). Two exact
+shortcuts keep rounds short: a job is only planned while some job left in
+the queue could still start now (without backfilling: it needs no more than
+the largest number of cores free now on a node; with backfilling: its
+window fits in a hole open now), since planning the rest cannot start
+anything now and is redone at the next completion; and the unplanned rest is
+planned first when only new jobs arrive. Loads completing change no
+reservation and trigger no round.
+
+Facts from the authors' simulator used here (``src/scheduler.c``,
+``fcfs_with_a_score_scheduler`` and ``..._conservativebf_scheduler``):
+ties go to the first node in id order (strict ``<`` on the score); LEM's load
+is the number of nodes running at least one started job (a job loading its
+file counts), updated within a round as jobs are started on idle nodes
+(``temp_running_nodes``), compared as ``nodes * 100 / 486 < threshold``.
+They differ from the paper in details not followed here: LEO's reset of W
+to 1 once a node with t_k = now is seen stays for the job's later nodes,
+case 3's overhead is measured from the current time, not t_k, and rounds
+are at most one every 30 s (``last_scheduler_call`` in ``src/main.c``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from typing import Hashable, Mapping
+
+import numpy as np
+from batsim.batsim import Job
+from procset import ProcSet
+
+from batio.errors import InputError, SchedulerError
+from batio.nodememory import CoreLedger, FilePlan, LoadCase, NodeMemory, plan_cores
+from batio.options import Option, parse_options
+from batio.schedulers.backfill import QueueScheduler, job_id_key, time_limit
+
+LOADS_WORKLOAD = "loads"
+STORAGE_LABEL = "pfs"
+HISTORY_CATEGORY = -2
+
+
+@dataclass(slots=True)
+class UserJob:
+    """A workload job with the fields the policies read."""
+
+    job: Job
+    cores: int
+    walltime: float
+    file: Hashable
+    size: float
+    history_node: int | None   # node index, for category -2 jobs
+
+    @property
+    def id(self) -> str:
+        return self.job.id
+
+    def queue_key(self) -> tuple:
+        """Submission order; category -2 jobs (already running) first."""
+        return (self.history_node is None, self.job.submit_time, job_id_key(self.job.id))
+
+
+CALL_MARGIN = 1e-3
+"""Seconds: a CALL_ME_LATER must be after the time Batsim receives it, which
+is the decision's time plus its messages' (sub-millisecond) latency; a
+wake-up nearer than this is handled at once instead."""
+
+
+class Plan:
+    """One round's plan: the cores (``nodememory.CoreAvailability`` or
+    ``CoreProfile``), the files (``FilePlan``), the nodes running a job, and
+    the queued jobs not planned yet (in queue order)."""
+
+    def __init__(self, cores, files: FilePlan, busy: np.ndarray, pending: list[UserJob]):
+        self.cores, self.files, self.busy, self.pending = cores, files, busy, pending
+
+    def advance(self, now: float) -> bool:
+        """Go on planning at a later ``now``; False if something planned
+        (a core freeing) happens in between: then the plan must be rebuilt."""
+        if not self.cores.advance(now):
+            return False
+        self.files.advance(now)
+        return True
+
+
+class Locality(QueueScheduler):
+    OPTIONS = {
+        "policy": Option(str, "lea", choices=("fcfs", "eft", "lea", "leo", "lem")),
+        "backfill": Option(bool, False, help="conservative backfilling (the -BF variants)"),
+        "W": Option(float, 500.0, minimum=0, help="LEA's weight of the load overhead"),
+        "eviction_weight": Option(float, 1.0, minimum=0, help="factor of EvictionPenalty; 0 disables it"),
+        "busy_threshold": Option(float, 0.8, minimum=0, maximum=1,
+                                 help="LEM: fraction of busy nodes from which LEA replaces EFT"),
+        "cores": Option(int, None, minimum=1, aliases={None: None}, help="cores per node"),
+        "memory_bytes": Option(float, None, minimum=0, aliases={None: None}, help="node memory M"),
+        "link_bandwidth": Option(float, None, minimum=0, aliases={None: None},
+                                 help="node-to-storage bandwidth, bytes/s"),
+        "stats_path": Option(str, "", help="file to write per-round times to"),
+        "round_interval": Option(float, 0.0, minimum=0,
+                                 help="at least this many seconds between rounds (the authors' simulator: 30)"),
+    }
+
+    def __init__(self, options: Mapping | None = None):
+        super().__init__(options)
+        settings = parse_options(type(self).__name__, self.OPTIONS, options)
+        self.policy = settings["policy"]
+        self.backfill = settings["backfill"]
+        self.W = settings["W"]
+        self.eviction_weight = settings["eviction_weight"]
+        self.busy_threshold = settings["busy_threshold"]
+        self.overrides = {key: settings[key] for key in ("cores", "memory_bytes", "link_bandwidth")}
+        self.stats_path = settings["stats_path"]
+        self.round_interval = settings["round_interval"]
+        self.last_round = -math.inf
+        self.round_call: float | None = None   # CALL_ME_LATER asked for a postponed round
+        self.queue: dict[str, UserJob] = {}
+        self.new_jobs: list[UserJob] = []
+        self.started: dict[str, tuple[UserJob, int, float]] = {}   # id -> (job, node, t_k)
+        self.waiting_for_load: dict[str, UserJob] = {}
+        self.loads: dict[str, tuple[int, Hashable]] = {}           # load job id -> (node, file)
+        self.load_of: dict[tuple[int, Hashable], str] = {}
+        self.deadlines: dict[str, float] = {}
+        self.load_profiles: set[str] = set()
+        self.load_count = 0
+        self.plan: Plan | None = None
+        self.replan = True
+        self.all_submitted = False
+        self.registration_finished = False
+        self.round_seconds: list[float] = []
+        self.round_examined: list[int] = []
+
+    # -- set-up ------------------------------------------------------------------
+
+    def onSimulationBegins(self):
+        super().onSimulationBegins()
+        bs = self.bs
+        if not (bs.dynamic_job_registration_enabled and bs.allow_compute_sharing
+                and bs.allow_storage_sharing):
+            raise SchedulerError(
+                "Locality needs Batsim's dynamic jobs and compute sharing: run Batsim with "
+                "--enable-dynamic-jobs --enable-compute-sharing (and without --disable-storage-sharing); "
+                f"this run has dynamic jobs {'on' if bs.dynamic_job_registration_enabled else 'off'}, "
+                f"compute sharing {'on' if bs.allow_compute_sharing else 'off'}, storage sharing "
+                f"{'on' if bs.allow_storage_sharing else 'off'}")
+        self.host_ids = sorted(bs.compute_resources)
+        self.node_of_host = {host: node for node, host in enumerate(self.host_ids)}
+        self.m = int(self.host_property("cores"))
+        memory_bytes = self.host_property("memory_bytes")
+        bandwidth = self.host_property("link_bandwidth")
+        self.memory = NodeMemory(len(self.host_ids), memory_bytes, bandwidth)
+        self.ledger = CoreLedger(len(self.host_ids), self.m)
+        storage = {resource["name"]: rid for rid, resource in bs.storage_resources.items()}
+        if STORAGE_LABEL in storage:
+            self.storage_id = storage[STORAGE_LABEL]
+        elif len(storage) == 1:
+            self.storage_id = next(iter(storage.values()))
+        else:
+            raise InputError("platform", f"Locality loads files from a storage host named "
+                             f"'{STORAGE_LABEL}' (or the only storage host); storage hosts: {sorted(storage)}")
+
+    def host_property(self, name: str) -> float:
+        """A property every compute host carries with the same value (the
+        paper's nodes are identical), unless the option of that name is set."""
+        if self.overrides[name] is not None:
+            return self.overrides[name]
+        values = set()
+        for host in self.host_ids:
+            resource = self.bs.compute_resources[host]
+            raw = resource.get("properties", {}).get(name)
+            try:
+                value = float(raw)
+            except (TypeError, ValueError):
+                raise InputError("platform", f"host '{resource.get('name', host)}' needs a numeric property "
+                                 f"'{name}' (got {raw!r}), or give the option '{name}'") from None
+            if not value > 0:
+                raise InputError("platform", f"host '{resource.get('name', host)}': property '{name}' "
+                                 f"must be > 0, got {raw!r}")
+            values.add(value)
+        if len(values) > 1:
+            raise InputError("platform", f"compute hosts disagree on property '{name}' ({sorted(values)}); "
+                             "the locality policies assume identical nodes")
+        return values.pop()
+
+    # -- events --------------------------------------------------------------------
+
+    def onJobSubmission(self, job):
+        if job.workload == LOADS_WORKLOAD:   # our own load, acknowledged
+            return
+        user_job = self.read_job(job)
+        self.queue[job.id] = user_job
+        self.new_jobs.append(user_job)
+        self.needs_round = True
+
+    def read_job(self, job: Job) -> UserJob:
+        """The job's workload fields, checked (contract of issue 8)."""
+        fields = job.json_dict
+        source = self.bs.workloads.get(job.workload, job.workload)
+
+        def fail(field, problem):
+            raise InputError(source, problem, job=job.id, field=field)
+
+        cores = fields.get("cores")
+        if isinstance(cores, bool) or not isinstance(cores, int) or not 1 <= cores <= self.m:
+            fail("cores", f"must be an integer from 1 to {self.m} (cores per node), got {cores!r}")
+        if job.requested_resources != 1:
+            fail("res", f"each job runs on one node (res 1), got {job.requested_resources!r}")
+        if "file" not in fields:
+            fail("file", "missing: the job's input file")
+        size = fields.get("file_bytes")
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or not 0 <= size <= self.memory.memory_bytes:
+            fail("file_bytes", f"must be a number from 0 to the node memory {self.memory.memory_bytes:g}, "
+                               f"got {size!r}")
+        category = fields.get("category", 0)
+        history_node = None
+        if category == HISTORY_CATEGORY:
+            host = fields.get("history_node")
+            if host not in self.node_of_host or isinstance(host, bool):
+                fail("history_node", f"category -2 jobs need the id of a compute host "
+                                     f"({ProcSet(*self.host_ids)}), got {host!r}")
+            history_node = self.node_of_host[host]
+        return UserJob(job, cores, time_limit(job), str(fields["file"]), float(size), history_node)
+
+    def onJobCompletion(self, job):
+        if job.id in self.loads:
+            self.load_completed(job.id)
+        else:
+            self.user_job_ended(job)
+
+    # A killed job is also reported by JOB_COMPLETED (state COMPLETED_KILLED),
+    # so QueueScheduler's onJobsKilled has nothing left to do here.
+
+    def onRequestedCall(self):
+        """A deadline t_k + WallTime(J) of a job that waited for its load."""
+        now = self.bs.time()
+        overdue = [job_id for job_id, deadline in self.deadlines.items() if deadline <= now]
+        for job_id in overdue:
+            del self.deadlines[job_id]
+        if overdue:
+            self.bs.kill_jobs([self.started[job_id][0].job for job_id in overdue])
+
+    def onNoMoreJobsInWorkloads(self):
+        self.all_submitted = True
+        self.finish_registration()
+
+    def onNoMoreEvents(self):
+        """A round if something changed, but at most one per round_interval:
+        postponed rounds are merged into one at the end of the interval."""
+        if not self.needs_round:
+            return
+        now = self.bs.time()
+        if now < self.last_round + self.round_interval - CALL_MARGIN:
+            if self.round_call is None:
+                self.round_call = self.last_round + self.round_interval
+                self.bs.wake_me_up_at(self.round_call)
+            return
+        if self.round_call is not None and now >= self.round_call:
+            self.round_call = None
+        self.needs_round = False
+        self.last_round = now
+        self.schedule()
+
+    def onSimulationEnds(self):
+        if self.stats_path:
+            with open(self.stats_path, "w") as stream:
+                json.dump({"seconds": self.round_seconds, "examined": self.round_examined}, stream)
+
+    def user_job_ended(self, job: Job) -> None:
+        user_job, node, _ = self.started.pop(job.id)
+        self.memory.end_job(node, job.id, user_job.file, self.bs.time())
+        self.ledger.end(job.id)
+        self.deadlines.pop(job.id, None)
+        self.job_left(job)
+        self.replan = True
+        self.needs_round = True
+
+    def load_completed(self, load_id: str) -> None:
+        node, file = self.loads.pop(load_id)
+        del self.load_of[(node, file)]
+        now = self.bs.time()
+        ready = [self.waiting_for_load.pop(job_id) for job_id in self.memory.load_finished(node, file)
+                 if job_id in self.waiting_for_load]
+        self.execute(ready, now)
+
+    # -- one round -------------------------------------------------------------------
+
+    def schedule(self):
+        began = time.perf_counter()
+        now = self.bs.time()
+        new_jobs, self.new_jobs = self.new_jobs, []
+        # A category -2 job goes before every planned job: replan.
+        if (self.replan or self.plan is None or any(job.history_node is not None for job in new_jobs)
+                or not self.plan.advance(now)):
+            self.plan = Plan(plan_cores(self.ledger, now, self.backfill),
+                             FilePlan(self.memory, now),
+                             self.ledger.busy_nodes(), sorted(self.queue.values(), key=UserJob.queue_key))
+            self.replan = False
+        else:
+            self.plan.pending = sorted(self.plan.pending + new_jobs, key=UserJob.queue_key)
+        examined, to_start = self.plan_queue(self.plan, now)
+        for user_job, node in to_start:
+            self.launch(user_job, node, now)
+        self.finish_registration()
+        self.round_seconds.append(time.perf_counter() - began)
+        self.round_examined.append(examined)
+
+    def plan_queue(self, plan: Plan, now: float) -> tuple[int, list[tuple[UserJob, int]]]:
+        """Algorithms 1-5, line 1: each queued job in turn, while one left
+        could still start now (module docstring)."""
+        queue = plan.pending
+        cores = np.array([job.cores for job in queue], dtype=np.int64)
+        walltimes = np.array([job.walltime for job in queue])
+        # Category -2 jobs come first in the queue and are always planned.
+        history = next((i for i, job in enumerate(queue) if job.history_node is None), len(queue))
+        to_start = []
+        index, last = 0, history - 1
+        scores, node = None, None
+        while True:
+            if index > last:
+                last = index + plan.cores.last_candidate(cores[index:], walltimes[index:])
+                if index > last:
+                    break
+            job = queue[index]
+            index += 1
+            policy = self.policy_now(plan)
+            if scores is not None and scores.alike(job, policy):
+                scores.rescore(node)   # only the node just planned scores differently
+            else:
+                scores = NodeScores(self, plan, job, now, policy)
+            node, t_k, t_prime = scores.best()
+            if node is None:   # no window anywhere (no walltime, held forever)
+                continue
+            plan.cores.reserve(node, job.cores, t_k, t_k + job.walltime)
+            plan.files.record(node, job.file, job.size, t_k, t_prime, t_k + job.walltime)
+            if t_k == now:
+                to_start.append((job, node))
+                plan.busy[node] = True
+        plan.pending = queue[index:]
+        return index, to_start
+
+    def policy_now(self, plan: Plan) -> str:
+        """The policy for the next job: LEM is EFT or LEA depending on the
+        share of nodes running a job now (Algorithm 5, lines 2-6)."""
+        if self.policy != "lem":
+            return self.policy
+        load = plan.busy.sum() / len(plan.busy)
+        return "eft" if load < self.busy_threshold else "lea"
+
+    # -- starting jobs and loads ------------------------------------------------------
+
+    def launch(self, job: UserJob, node: int, now: float) -> None:
+        """Start ``job`` on ``node`` at t_k = now: its cores are held until
+        t_k + WallTime(J); it runs now or after its file's load."""
+        planned_end = now + job.walltime
+        self.ledger.start(job.id, node, job.cores, planned_end)
+        case, _ = self.memory.start_job(node, job.id, job.file, job.size, now, planned_end)
+        del self.queue[job.id]
+        self.started[job.id] = (job, node, now)
+        job.job.allocation = ProcSet(self.host_ids[node])
+        load_id = ""
+        if case == LoadCase.NOT_IN_MEMORY:
+            load_id = self.start_load(node, job.file, job.size)
+        elif case == LoadCase.BEING_LOADED:
+            load_id = self.load_of[(node, job.file)]
+        self.bs.set_job_metadata(job.id, f"node={self.host_ids[node]};decided={now!r};case={int(case)};"
+                                         f"load={load_id};reused={int(case != LoadCase.NOT_IN_MEMORY)}")
+        if case == LoadCase.IN_MEMORY:
+            self.execute([job], now)
+        else:
+            self.waiting_for_load[job.id] = job
+
+    def start_load(self, node: int, file: Hashable, size: float) -> str:
+        profile = f"read_{size:.0f}"
+        if profile not in self.load_profiles:
+            self.bs.register_profiles(LOADS_WORKLOAD, {profile: {
+                "type": "parallel_homogeneous_pfs", "bytes_to_read": size, "bytes_to_write": 0,
+                "storage": STORAGE_LABEL}})
+            self.load_profiles.add(profile)
+        self.load_count += 1
+        load_id = f"{LOADS_WORKLOAD}!{self.load_count}"
+        load = self.bs.register_job(load_id, 1, -1, profile)
+        load.allocation = ProcSet(self.host_ids[node])
+        load.storage_mapping = {STORAGE_LABEL: self.storage_id}
+        self.bs.execute_jobs([load])
+        self.loads[load_id] = (node, file)
+        self.load_of[(node, file)] = load_id
+        return load_id
+
+    def execute(self, jobs: list[UserJob], now: float) -> None:
+        """Run jobs whose file is in memory; one that waited for its load is
+        killed at t_k + WallTime(J) (Section 3)."""
+        if not jobs:
+            return
+        overdue = []
+        for job in jobs:
+            self.running[job.id] = (job.job, now)
+            deadline = self.started[job.id][2] + job.walltime
+            if deadline < now + job.walltime:
+                if deadline > now + CALL_MARGIN:
+                    self.deadlines[job.id] = deadline
+                    self.bs.wake_me_up_at(deadline)
+                else:
+                    overdue.append(job.job)
+        self.bs.execute_jobs([job.job for job in jobs])
+        if overdue:
+            self.bs.kill_jobs(overdue)
+
+    def finish_registration(self) -> None:
+        """NOTIFY registration_finished once no load can be needed any more."""
+        if self.all_submitted and not self.queue and not self.registration_finished:
+            self.registration_finished = True
+            self.bs.notify_registration_finished()
+
+
+class NodeScores:
+    """Lines 2-9 of a policy for one job on every node: t_k, t'_k and the
+    score, whose smallest value picks the node (ties: the first node, as the
+    authors' strict ``<``).
+
+    Planning a job changes one node's cores and files only. The next job of
+    the queue, if alike (same cores, walltime, file and policy: a burst of a
+    user's jobs on one input file), is therefore scored again on that node
+    only (``rescore``): an exact shortcut.
+
+    EvictionPenalty (LEA, LEO) cannot exceed a bound (``FilePlan.
+    eviction_penalty_bound``), so it is only computed on nodes whose score
+    without it is within that bound of the smallest: the others cannot win.
+    """
+
+    def __init__(self, scheduler: "Locality", plan: Plan, job: UserJob, now: float, policy: str):
+        self.plan, self.job, self.now, self.policy = plan, job, now, policy
+        self.W, self.eviction_weight = scheduler.W, scheduler.eviction_weight
+        self.penalised = policy in ("lea", "leo") and self.eviction_weight > 0
+        if job.history_node is None:
+            self.t_k = plan.cores.earliest(job.cores, job.walltime)                     # line 3 (3')
+        else:
+            self.t_k = np.full(len(plan.busy), math.inf)
+            self.t_k[job.history_node] = plan.cores.earliest_on(job.history_node, job.cores, job.walltime)
+        self.t_prime = plan.files.availability(job.file, job.size, self.t_k)           # line 4
+        self.base = self.score_without_penalty(self.t_k, self.t_prime)
+        self.EvictionPenalty = np.full(len(self.t_k), math.nan)
+        self.add_penalties()
+
+    def alike(self, job: UserJob, policy: str) -> bool:
+        mine = self.job
+        return (policy == self.policy and job.cores == mine.cores and job.walltime == mine.walltime
+                and job.file == mine.file and job.size == mine.size and job.history_node == mine.history_node)
+
+    def score_without_penalty(self, t_k: np.ndarray, t_prime: np.ndarray) -> np.ndarray:
+        if self.policy == "fcfs":   # Algorithm 1
+            return t_k.copy()
+        if self.policy == "eft":    # Algorithm 2
+            return t_prime.copy()
+        reachable = t_k < math.inf  # nodes without a window keep an infinite score
+        LoadOverhead = np.subtract(t_prime, t_k, out=np.zeros_like(t_k), where=reachable)      # line 5
+        score = t_k + self.W * LoadOverhead                                             # line 8 (11)
+        if self.policy == "leo":    # Algorithm 4, lines 8-11
+            score = np.where(t_k == self.now, t_prime, score)
+        return score
+
+    def add_penalties(self) -> None:
+        """EvictionPenalty (line 7) where it can decide the choice."""
+        if not self.penalised:
+            return
+        bound = self.eviction_weight * self.plan.files.eviction_penalty_bound(self.job.size)
+        wanted = (self.t_k < math.inf) & np.isnan(self.EvictionPenalty) & (self.base <= self.base.min() + bound)
+        if self.policy == "leo":
+            wanted &= self.t_k != self.now
+        nodes = np.flatnonzero(wanted)
+        if len(nodes):
+            self.EvictionPenalty[nodes] = self.plan.files.eviction_penalty(self.job.file, self.job.size,
+                                                                           self.t_k, nodes)
+
+    def score(self) -> np.ndarray:
+        """Exact wherever it can be the smallest."""
+        if not self.penalised:
+            return self.base
+        return self.base + self.eviction_weight * np.nan_to_num(self.EvictionPenalty)
+
+    def best(self):
+        """Line 9: (node, t_k, t'_k) of the smallest score, or Nones."""
+        score = self.score()
+        node = int(np.argmin(score))
+        if score[node] == math.inf:
+            return None, None, None
+        return node, float(self.t_k[node]), float(self.t_prime[node])
+
+    def rescore(self, node: int | None) -> None:
+        """Bring the scores up to date after a job was planned on ``node``."""
+        if node is None:
+            return
+        job, plan, one = self.job, self.plan, slice(node, node + 1)
+        if job.history_node is None or node == job.history_node:
+            self.t_k[node] = plan.cores.earliest_on(node, job.cores, job.walltime)
+        self.t_prime[node] = plan.files.availability_on(node, job.file, job.size, float(self.t_k[node]))
+        self.base[node] = self.score_without_penalty(self.t_k[one], self.t_prime[one])[0]
+        self.EvictionPenalty[node] = math.nan
+        self.add_penalties()

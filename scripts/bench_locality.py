@@ -1,0 +1,114 @@
+"""Whole-day benchmark of the locality-aware policies (paper 004,
+``schedulers/locality.py``) on the 486-node memory cluster.
+
+Not a test: for each variant, simulates the whole trace of
+``../shared/data/memcluster486/2022-09-10_V10000_anonymous.txt`` (converted
+by ``batio.workloads.memcluster486``; about 22,000 jobs) on
+``platforms/memcluster486.xml`` with the embedded engine, one variant at a
+time, each in a fresh process, and reports: wall time, peak resident memory
+of the engine process (which runs the scheduler in-process;
+``getrusage(RUSAGE_CHILDREN)``), the scheduler's time per round (median, 99th
+percentile, max, total), the jobs examined per round, and what was decided
+(loads, re-used files, killed jobs).
+
+    .venv/bin/python scripts/bench_locality.py [--variants fcfs,fcfs-bf,lea,lea-bf] \\
+        [--trace PATH | --workload JSON] [--out DIR]
+
+Variants are ``POLICY`` or ``POLICY-bf`` for POLICY in fcfs, eft, lea, leo,
+lem. Results go to ``DIR/bench.json`` and a table on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from batio.engine.run import RunSpec, simulate
+from batio.schedulers import locality
+from batio.workloads import memcluster486
+
+ROOT = Path(__file__).resolve().parent.parent
+PLATFORM = ROOT / "platforms" / "memcluster486.xml"
+TRACE = ROOT.parent / "shared" / "data" / "memcluster486" / "2022-09-10_V10000_anonymous.txt"
+
+
+def options_of(variant: str) -> dict:
+    policy, _, suffix = variant.partition("-")
+    if policy not in ("fcfs", "eft", "lea", "leo", "lem") or suffix not in ("", "bf"):
+        raise SystemExit(f"unknown variant {variant!r}: expected POLICY or POLICY-bf, POLICY in "
+                         "fcfs, eft, lea, leo, lem")
+    return {"policy": policy, "backfill": suffix == "bf"}
+
+
+def run_one(variant: str, workload: Path, out: Path) -> dict:
+    """Simulate one variant here; returns its measures."""
+    stats = out / f"{variant}_rounds.json"
+    options = dict(options_of(variant), stats_path=str(stats))
+    began = time.perf_counter()
+    simulate(RunSpec(str(PLATFORM), [str(workload)], locality.__file__, str(out / variant / "out"),
+                     options=options, dynamic_jobs=True, compute_sharing=True))
+    wall = time.perf_counter() - began
+    rounds = json.loads(stats.read_text())
+    seconds, examined = np.array(rounds["seconds"]), np.array(rounds["examined"])
+    jobs = pd.read_csv(out / variant / "out_jobs.csv", keep_default_na=False)
+    users = jobs[jobs.workload_name != locality.LOADS_WORKLOAD]
+    return {
+        "variant": variant,
+        "wall_s": wall,
+        "peak_rss_MB": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "rounds": len(seconds),
+        "sched_total_s": float(seconds.sum()),
+        "round_median_ms": float(np.median(seconds) * 1e3),
+        "round_p99_ms": float(np.percentile(seconds, 99) * 1e3),
+        "round_max_ms": float(seconds.max() * 1e3),
+        "examined_mean": float(examined.mean()),
+        "examined_max": int(examined.max()),
+        "jobs": len(users),
+        "loads": int((jobs.workload_name == locality.LOADS_WORKLOAD).sum()),
+        "reused": int(users.metadata.str.contains("reused=1").sum()),
+        "killed": int((users.final_state == "COMPLETED_KILLED").sum()),
+        "makespan_s": float(users.finish_time.max()),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", default="fcfs,fcfs-bf,lea,lea-bf")
+    parser.add_argument("--trace", type=Path, default=TRACE)
+    parser.add_argument("--workload", type=Path, help="a converted workload JSON (skips the conversion)")
+    parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench_locality")
+    parser.add_argument("--one", help=argparse.SUPPRESS)   # internal: run one variant in this process
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.one:
+        print(json.dumps(run_one(args.one, args.workload, args.out)))
+        return
+    workload = args.workload
+    if workload is None:
+        workload = args.out / "memcluster486_day.json"
+        workload.write_text(memcluster486.dumps(memcluster486.convert(args.trace)))
+    variants = args.variants.split(",")
+    for variant in variants:
+        options_of(variant)
+    results = []
+    for variant in variants:   # one at a time: the machine is shared
+        child = subprocess.run([sys.executable, __file__, "--one", variant, "--workload", str(workload),
+                                "--out", str(args.out)], capture_output=True, text=True)
+        if child.returncode:
+            sys.stderr.write(child.stderr)
+            raise SystemExit(f"variant {variant} failed")
+        results.append(json.loads(child.stdout.strip().splitlines()[-1]))
+        print(json.dumps(results[-1]), flush=True)
+    (args.out / "bench.json").write_text(json.dumps(results, indent=1))
+    print(pd.DataFrame(results).set_index("variant").round(2).to_string())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,412 @@
+"""The locality-aware policies of paper 004 (``schedulers/locality.py``) and
+their node model (``batio.nodememory``): hand-computed cases, then whole
+runs on the embedded engine."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from batio.errors import BatioError, SchedulerError
+from batio.nodememory import (CoreAvailability, CoreLedger, CoreProfile, FilePlan, LoadCase,
+                              NodeMemory, plan_cores)
+from batio.schedulers import locality
+from batio.schedulers.locality import Locality, NodeScores, Plan, UserJob
+from batsim.batsim import Job
+
+SCHEDULER = locality.__file__
+BANDWIDTH = 100.0      # bytes/s: a 1000-byte file loads in 10 s
+MEMORY = 4000.0
+CORES = 4
+
+
+# -- the node model -------------------------------------------------------------
+
+def test_three_file_availability_cases_on_one_node():
+    memory = NodeMemory(1, MEMORY, BANDWIDTH)
+    # Case 2: not in memory, loaded from t_k = 0: t'_k = 0 + 1000 / 100.
+    assert memory.start_job(0, "a", "F", 1000, now=0, planned_end=100)[0] == LoadCase.NOT_IN_MEMORY
+    plan = FilePlan(memory, now=5)
+    t_k = np.array([5.0])
+    # Case 3: being loaded by a job started at 0: t'_k = 0 + 10, not 5 + 10.
+    assert plan.case(0, "F", 5) == LoadCase.BEING_LOADED
+    assert plan.availability("F", 1000, t_k)[0] == 10
+    assert plan.availability("G", 1000, t_k)[0] == 15          # case 2 for another file
+    assert memory.start_job(0, "b", "F", 1000, now=5, planned_end=100)[0] == LoadCase.BEING_LOADED
+    assert memory.load_finished(0, "F") == ["a", "b"]
+    # Case 1: in memory, t'_k = t_k.
+    plan = FilePlan(memory, now=20)
+    assert plan.case(0, "F", 20) == LoadCase.IN_MEMORY
+    assert plan.availability("F", 1000, np.array([20.0]))[0] == 20
+    assert memory.start_job(0, "c", "F", 1000, now=20, planned_end=100)[0] == LoadCase.IN_MEMORY
+
+
+def test_eviction_frees_cached_files_of_other_jobs_at_the_next_start():
+    memory = NodeMemory(1, MEMORY, BANDWIDTH)
+    for job, file in (("f", "F"), ("g", "G")):
+        memory.start_job(0, job, file, 1000, now=0, planned_end=100)
+        memory.load_finished(0, file)
+    memory.end_job(0, "f", "F", now=50)
+    # F is cached, G in use: both stay in memory while no job starts, even idle.
+    assert memory.files(0) == {"F", "G"} and memory.bytes_used(0) == 2000
+    case, evicted = memory.start_job(0, "h", "H", 1500, now=500, planned_end=600)
+    # Section 3: a job started in between evicts the cached F, not G in use.
+    assert (case, evicted) == (LoadCase.NOT_IN_MEMORY, ["F"])
+    assert memory.files(0) == {"G", "H"} and memory.bytes_used(0) == 2500
+    memory.end_job(0, "g", "G", now=600)
+    # A job of the cached file re-uses it, and still evicts the other cached ones.
+    memory.load_finished(0, "H")
+    memory.end_job(0, "h", "H", now=610)
+    memory.start_job(0, "g2", "G", 1000, now=700, planned_end=800)
+    assert memory.files(0) == {"G"}
+
+
+def test_plan_keeps_a_cached_file_until_a_job_of_another_file_is_planned_on_the_node():
+    memory = NodeMemory(1, MEMORY, BANDWIDTH)
+    memory.start_job(0, "f", "F", 1000, now=0, planned_end=100)
+    memory.load_finished(0, "F")
+    memory.end_job(0, "f", "F", now=50)
+    plan = FilePlan(memory, now=60)
+    assert plan.case(0, "F", 300) == LoadCase.IN_MEMORY
+    plan.record(0, "G", 1000, t_k=200, t_prime=210, end=250)
+    assert plan.case(0, "F", 150) == LoadCase.IN_MEMORY
+    assert plan.case(0, "F", 300) == LoadCase.NOT_IN_MEMORY
+
+
+# -- scores on a hand-built cluster (3 nodes of 4 cores) ---------------------------
+
+def hand_built_cluster():
+    """At now = 100: node 0 idle with H (1000 B) cached; node 1 runs x (4
+    cores, F) until 130; node 2 runs y (2 cores, G) until 110, 2 cores free."""
+    memory, ledger = NodeMemory(3, MEMORY, BANDWIDTH), CoreLedger(3, CORES)
+    for node, job, file, size, cores, start, end in ((0, "h", "H", 1000, 1, 0, 60), (1, "x", "F", 2000, 4, 60, 130),
+                                                     (2, "y", "G", 2000, 2, 90, 110)):
+        memory.start_job(node, job, file, size, now=start, planned_end=end)
+        memory.load_finished(node, file)
+        ledger.start(job, node, cores, end)
+    memory.end_job(0, "h", "H", now=50)
+    ledger.end("h")
+    return memory, ledger
+
+
+def scheduler(**options):
+    sched = Locality(options)
+    sched.host_ids = [0, 1, 2]
+    return sched
+
+
+def job_j():
+    """J: 2 cores, file F (2000 B: 20 s to load), walltime 50."""
+    job = Job("w0!j", 0, 50, 1, "p", {})
+    return UserJob(job, cores=2, walltime=50.0, file="F", size=2000.0, history_node=None)
+
+
+def plan_at(memory, ledger, now, backfill=False):
+    return Plan(plan_cores(ledger, now, backfill), FilePlan(memory, now), ledger.busy_nodes(), [])
+
+
+def test_lea_terms_on_a_hand_computed_example():
+    memory, ledger = hand_built_cluster()
+    plan = plan_at(memory, ledger, 100)
+    t_k = plan.cores.earliest(2, 50)
+    assert list(t_k) == [100, 130, 100]
+    t_prime = plan.files.availability("F", 2000, t_k)
+    assert list(t_prime) == [120, 130, 120]       # F loaded on node 1, in use until 130
+    # EvictionPenalty = (sum of the evictable files) x 2000 / 4000 / 100:
+    # node 0 drops the cached H (1000 B); G on node 2 is in use at 100.
+    penalty = plan.files.eviction_penalty("F", 2000, t_k, np.arange(3))
+    assert list(penalty) == [5, 0, 0]
+    # score = t_k + W x LoadOverhead + EvictionPenalty; with W = 500 the
+    # penalty is only computed where it can change the choice (node 1 wins).
+    score = NodeScores(scheduler(policy="lea", W=1), plan, job_j(), 100, "lea").score()
+    assert list(score) == [100 + 20 + 5, 130, 100 + 20]
+    score = NodeScores(scheduler(policy="lea"), plan, job_j(), 100, "lea").score()
+    assert score[1] == 130 and score.min() == 130 and list(score[[0, 2]]) >= [100 + 500 * 20] * 2
+
+
+@pytest.mark.parametrize("options, node", [
+    ({"policy": "fcfs"}, 0),                      # smallest t_k, first node
+    ({"policy": "eft"}, 0),                       # smallest t'_k = 120, first node
+    ({"policy": "lea"}, 1),                       # re-use F at 130: score 130
+    ({"policy": "lea", "W": 1}, 2),               # 120 + 0 beats 120 + 5 (penalty) and 130
+    ({"policy": "lea", "W": 1, "eviction_weight": 0}, 0),
+    ({"policy": "leo"}, 0),                       # t_k = now on nodes 0 and 2: score t'_k
+    ({"policy": "lem"}, 0),                       # 2 of 3 nodes busy < 80 %: EFT
+    ({"policy": "lem", "busy_threshold": 0.6}, 1),   # 67 % >= 60 %: LEA
+])
+def test_each_policy_chooses_the_hand_computed_node(options, node):
+    memory, ledger = hand_built_cluster()
+    sched, plan = scheduler(**options), plan_at(memory, ledger, 100)
+    chosen, t_k, t_prime = NodeScores(sched, plan, job_j(), 100, sched.policy_now(plan)).best()
+    assert chosen == node
+    assert (t_k, t_prime) == {0: (100, 120), 1: (130, 130), 2: (100, 120)}[node]
+
+
+# -- conservative backfilling --------------------------------------------------------
+
+def usage(held_until, reservations, node, t, now):
+    """Cores of ``node`` busy at t: started jobs, then planned reservations."""
+    started = sum(1 for end in held_until[node] if end > t and end > now)
+    return started + sum(cores for k, cores, start, end in reservations if k == node and start <= t < end)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 4), st.integers(0, 40)), max_size=12),
+       st.lists(st.tuples(st.integers(1, 4), st.integers(1, 30)), min_size=1, max_size=25))
+def test_backfilling_never_delays_an_earlier_reservation(running, jobs):
+    """Jobs planned in turn each get the earliest window that fits beside
+    the started jobs and every earlier reservation, which all keep theirs."""
+    now, ledger = 0.0, CoreLedger(3, CORES)
+    for i, (node, cores, end) in enumerate(running):
+        if (ledger.held[node] == -math.inf).sum() >= cores and end > now:
+            ledger.start(f"r{i}", node, cores, float(end))
+    profile = plan_cores(ledger, now, backfill=True)
+    held, reservations = ledger.held.copy(), []
+    for cores, walltime in jobs:
+        t_k = profile.earliest(cores, walltime)
+        for node in range(3):
+            instants = sorted({now, *(end for row in held for end in row if end > now),
+                               *(t for r in reservations for t in r[2:])})
+
+            def fits(start):
+                return all(usage(held, reservations, node, t, now) + cores <= CORES
+                           for t in instants + [start] if start <= t < start + walltime)
+            earliest = min(t for t in instants if fits(t))
+            assert t_k[node] == earliest
+        node = int(np.argmin(t_k))
+        profile.reserve(node, cores, float(t_k[node]), float(t_k[node]) + walltime)
+        reservations.append((node, cores, float(t_k[node]), float(t_k[node]) + walltime))
+        for k in range(3):
+            assert all(usage(held, reservations, k, t, now) <= CORES
+                       for t in {now, *(r[2] for r in reservations)})
+
+
+def test_without_backfilling_a_job_takes_the_earliest_cores_from_later_jobs():
+    ledger = CoreLedger(1, CORES)
+    ledger.start("r", 0, 2, 300.0)
+    cores = CoreAvailability(ledger.availability(0), 0)
+    assert cores.earliest(4, 50)[0] == 300
+    cores.reserve(0, 4, 300, 350)
+    assert cores.earliest(2, 50)[0] == 350         # the 2 idle cores went to the reservation
+    profile = CoreProfile(ledger.availability(0), 0)
+    profile.reserve(0, 4, 300, 350)
+    assert profile.earliest(2, 50)[0] == 0         # ...but fit before it with backfilling
+
+
+# -- the early stop of a round is exact ---------------------------------------------
+
+def random_state(rng, nb_nodes=6):
+    memory, ledger = NodeMemory(nb_nodes, MEMORY, BANDWIDTH), CoreLedger(nb_nodes, CORES)
+    files = [f"f{i}" for i in range(5)]
+    for i in range(rng.randint(0, 14)):
+        node, cores = rng.randrange(nb_nodes), rng.randint(1, CORES)
+        if (ledger.held[node] == -math.inf).sum() < cores:
+            continue
+        file, end = rng.choice(files), float(rng.randint(1, 400))
+        case, _ = memory.start_job(node, f"r{i}", file, 1000.0 * cores, now=0, planned_end=end)
+        if case == LoadCase.NOT_IN_MEMORY and rng.random() < 0.7:
+            memory.load_finished(node, file)
+        ledger.start(f"r{i}", node, cores, end)
+    queue = []
+    while len(queue) < 25 and rng.random() < 0.9:   # bursts of alike jobs, as users submit them
+        cores, walltime, file = rng.randint(1, CORES), float(rng.randint(5, 300)), rng.choice(files)
+        queue += [UserJob(Job(f"w0!{len(queue)}", len(queue), 0, 1, "p", {}), cores=cores, walltime=walltime,
+                          file=file, size=1000.0 * cores, history_node=None) for _ in range(rng.randint(1, 4))]
+    return memory, ledger, queue
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "eft", "lea", "leo", "lem"])
+@pytest.mark.parametrize("backfill", [False, True])
+def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, monkeypatch):
+    """Stopping once no job left can start now, re-scoring alike jobs on one
+    node and computing EvictionPenalty only where it can win decide as
+    planning every job on every node would."""
+    rng = random.Random(f"{policy}{backfill}")
+    for _ in range(20):
+        memory, ledger, queue = random_state(rng)
+        sched = scheduler(policy=policy, backfill=backfill, W=rng.choice([1, 500]),
+                          busy_threshold=rng.choice([0.3, 0.8]))
+        sched.host_ids = list(range(len(memory.copies)))
+        decisions = []
+        for shortcuts in (True, False):
+            plan = Plan(plan_cores(ledger, 1.0, backfill), FilePlan(memory, 1.0), ledger.busy_nodes(), list(queue))
+            with monkeypatch.context() as patch:
+                if not shortcuts:
+                    patch.setattr(type(plan.cores), "last_candidate", lambda self, cores, walltimes: len(cores) - 1)
+                    patch.setattr(NodeScores, "alike", lambda self, job, policy: False)
+                    patch.setattr(FilePlan, "eviction_penalty_bound", lambda self, size: math.inf)
+                examined, to_start = sched.plan_queue(plan, 1.0)
+            decisions.append([(job.id, node) for job, node in to_start])
+        assert decisions[0] == decisions[1]
+
+
+# -- whole runs on the embedded engine -----------------------------------------------
+
+# Batsim's 1-byte messages from a job's host to the server cross the node's
+# link too: bytes are scaled up so that they take a microsecond, not 10 ms.
+SCALE = 1e4
+
+PLATFORM = f"""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Full">
+    <cluster id="nodes" prefix="node" suffix="" radical="0-1" speed="1Gf" core="{CORES}"
+             bw="{BANDWIDTH * SCALE:.0f}Bps" lat="0us" bb_bw="1TBps" bb_lat="0us">
+      <prop id="cores" value="{CORES}"/>
+      <prop id="memory_bytes" value="{MEMORY * SCALE:.0f}"/>
+      <prop id="link_bandwidth" value="{BANDWIDTH * SCALE:.0f}"/>
+    </cluster>
+    <zone id="storage" routing="Full">
+      <host id="pfs" speed="1Gf"><prop id="role" value="storage"/></host>
+    </zone>
+    <zone id="control" routing="Full">
+      <host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>
+    </zone>
+    <link id="interconnect" bandwidth="1TBps" latency="0us"/>
+    <zoneRoute src="nodes" dst="storage" gw_src="nodenodes_router" gw_dst="pfs"><link_ctn id="interconnect"/></zoneRoute>
+    <zoneRoute src="nodes" dst="control" gw_src="nodenodes_router" gw_dst="master_host"><link_ctn id="interconnect"/></zoneRoute>
+    <zoneRoute src="storage" dst="control" gw_src="pfs" gw_dst="master_host"><link_ctn id="interconnect"/></zoneRoute>
+  </zone>
+</platform>
+"""
+
+
+@pytest.fixture
+def run(simulate_workload, tmp_path):
+    platform = tmp_path / "two_nodes.xml"
+    platform.write_text(PLATFORM)
+
+    def simulate(jobs, **options):
+        profiles = {f"d{job['delay']}": {"type": "delay", "delay": job["delay"]} for job in jobs}
+        work = {"nb_res": 2, "profiles": profiles,
+                "jobs": [{"id": job["id"], "subtime": job["subtime"], "walltime": job["walltime"], "res": 1,
+                          "profile": f"d{job['delay']}", "cores": job["cores"], "file": job["file"],
+                          "file_bytes": 1000 * SCALE, "category": 1} for job in jobs]}
+        result = simulate_workload(work, platform=platform, scheduler=SCHEDULER, options=options,
+                                   compute_sharing=True, dynamic_jobs=True)
+        table = result.jobs
+        users = table[table.workload_name == "w0"]
+        users.index = users.job_id.astype(str)
+        loads = table[table.workload_name == "loads"]
+        return users, loads
+
+    return simulate
+
+
+def approx(expected):
+    return pytest.approx(expected, abs=1e-3)
+
+
+def job(id, subtime, cores, file, delay, walltime):
+    return {"id": id, "subtime": subtime, "cores": cores, "file": file, "delay": delay, "walltime": walltime}
+
+
+def meta(users, job_id):
+    return dict(item.split("=") for item in users.loc[job_id, "metadata"].split(";"))
+
+
+def test_a_file_loaded_once_is_reused_by_the_next_job_on_the_node(run):
+    users, loads = run([job(1, 0, 2, "F", 100, 1000), job(2, 50, 2, "F", 100, 1000)], policy="lea")
+    assert len(loads) == 1 and loads.iloc[0].execution_time == approx(10)
+    assert users.loc["1", "starting_time"] == approx(10)      # after its 10 s load
+    assert users.loc["2", "starting_time"] == approx(50)      # at once: F is in node 0's memory
+    first, second = meta(users, "1"), meta(users, "2")
+    assert float(first.pop("decided")) == approx(0) and float(second.pop("decided")) == approx(50)
+    assert first == {"node": "0", "case": "2", "load": "loads!1", "reused": "0"}
+    assert second == {"node": "0", "case": "1", "load": "", "reused": "1"}
+
+
+def test_a_job_started_during_the_load_of_its_file_waits_for_that_load_only(run):
+    users, loads = run([job(1, 0, 2, "F", 100, 1000), job(2, 4, 2, "F", 100, 1000)], policy="lea")
+    assert len(loads) == 1
+    assert users.loc["2", "starting_time"] == approx(10)
+    assert meta(users, "2")["case"] == "3" and meta(users, "2")["load"] == "loads!1"
+
+
+def test_rounds_are_at_least_round_interval_apart(run):
+    # Rounds at 0 (job 1), then 30 (job 2, which arrived at 5), then 60 (job 3,
+    # arrived at 40 < 30 + 30); loads ending in between trigger no round.
+    users, _ = run([job(1, 0, 1, "F", 100, 1000), job(2, 5, 1, "G", 100, 1000), job(3, 40, 1, "H", 100, 1000)],
+                   policy="fcfs", round_interval=30)
+    assert [float(meta(users, str(i))["decided"]) for i in (1, 2, 3)] == approx([0, 30, 60])
+
+
+def test_decision_times_keep_full_precision_in_the_metadata(run):
+    users, _ = run([job(1, 123456.75, 1, "F", 100, 1000)], policy="fcfs")
+    assert float(meta(users, "1")["decided"]) == approx(123456.75)
+
+
+def test_two_loads_sharing_a_node_link_take_twice_as_long(run):
+    users, loads = run([job(1, 0, 2, "F", 100, 1000), job(2, 0, 2, "G", 100, 1000)], policy="fcfs")
+    assert {meta(users, "1")["node"], meta(users, "2")["node"]} == {"0"}
+    assert list(loads.execution_time) == approx([20, 20])     # two files share one link
+    assert list(users.starting_time) == approx([20, 20])
+
+
+# A (4 cores, F) runs on node 0 over [10, 110), walltime to 200. B (4 cores,
+# F) arrives at 1: node 1 can load F by 11, node 0 has F but its cores are
+# reserved until 200. FCFS, EFT, LEO and LEM below 80 % busy nodes start B on
+# node 1 at 1 (load, run over [11, 61)); LEA waits for node 0 and, replanned
+# when A completes at 110, re-uses F there over [110, 160).
+REUSE_CASE = [job(1, 0, 4, "F", 100, 200), job(2, 1, 4, "F", 50, 100)]
+
+
+@pytest.mark.parametrize("options, start, node, decided", [
+    ({"policy": "fcfs"}, 11, "1", 1),
+    ({"policy": "eft"}, 11, "1", 1),
+    ({"policy": "leo"}, 11, "1", 1),
+    ({"policy": "lem"}, 11, "1", 1),
+    ({"policy": "lea"}, 110, "0", 110),
+    ({"policy": "lem", "busy_threshold": 0.5}, 110, "0", 110),
+    ({"policy": "lea", "backfill": True}, 110, "0", 110),
+    ({"policy": "eft", "backfill": True}, 11, "1", 1),
+])
+def test_schedule_of_each_policy_on_a_hand_computed_case(run, options, start, node, decided):
+    users, loads = run(REUSE_CASE, **options)
+    assert users.loc["1", "starting_time"] == approx(10)
+    assert users.loc["2", "starting_time"] == approx(start)
+    assert users.loc["2", "finish_time"] == approx(start + 50)
+    assert meta(users, "2")["node"] == node and float(meta(users, "2")["decided"]) == approx(decided)
+    assert len(loads) == (1 if node == "0" else 2)
+
+
+# A (4 cores) holds node 0 until 400, A2 (2 cores) half of node 1 until 300
+# (it runs over [10, 110)). B (4 cores) is reserved on node 1 at 300. C (2
+# cores, walltime 50, at 12, once A2's load is over) fits beside B's
+# reservation with backfilling: decided at 12, it runs over [22, 32);
+# without, B's reservation took node 1's idle cores and C waits behind B.
+# B is decided at 110, when A2 completes, in both.
+BACKFILL_CASE = [job(1, 0, 4, "F", 300, 400), job(2, 0, 2, "G", 100, 300),
+                 job(3, 1, 4, "H", 10, 50), job(4, 12, 2, "K", 10, 50)]
+
+
+@pytest.mark.parametrize("backfill, c_start", [(True, 22), (False, 140)])
+def test_conservative_backfilling_starts_a_job_early_without_delaying_the_reservation(run, backfill, c_start):
+    users, _ = run(BACKFILL_CASE, policy="fcfs", backfill=backfill)
+    assert users.loc["3", "starting_time"] == approx(120)     # B: decided at 110, loaded by 120
+    assert users.loc["4", "starting_time"] == approx(c_start)
+
+
+def test_jobs_past_their_window_are_killed_at_t_k_plus_walltime(run):
+    # Walltime 30 covers the 10 s load and 20 s of the 100 s run.
+    users, _ = run([job(1, 0, 2, "F", 100, 30)], policy="fcfs")
+    assert users.loc["1", "final_state"] == "COMPLETED_KILLED"
+    assert users.loc["1", "finish_time"] == approx(30)
+
+
+def test_refuses_to_run_without_dynamic_jobs_and_compute_sharing(simulate_workload, tmp_path):
+    platform = tmp_path / "two_nodes.xml"
+    platform.write_text(PLATFORM)
+    work = {"nb_res": 2, "profiles": {"d": {"type": "delay", "delay": 1}},
+            "jobs": [{"id": 1, "subtime": 0, "walltime": 10, "res": 1, "profile": "d", "cores": 1,
+                      "file": "F", "file_bytes": 10 * SCALE}]}
+    with pytest.raises(SchedulerError, match="--enable-dynamic-jobs --enable-compute-sharing"):
+        simulate_workload(work, platform=platform, scheduler=SCHEDULER, options={"policy": "lea"})
+
+
+def test_a_job_asking_more_cores_than_a_node_has_is_reported_with_its_field(run):
+    with pytest.raises(BatioError, match=r"job 'w0!1'.*field 'cores'"):
+        run([job(1, 0, 9, "F", 10, 100)], policy="lea")
