@@ -190,6 +190,7 @@ def _write_run_record(spec, platform, path, sim, elapsed):
         "completed": sim.error is None,
         "error": None if sim.error is None else str(sim.error),
         "wall_time_s": elapsed,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     with open(path, "w") as stream:
         json.dump(record, stream, indent=1)

@@ -20,7 +20,7 @@ import simgrid as sg
 from batio.engine.execution import JobExecution, KILLED, WALLTIME_REACHED
 from batio.engine.outputs import MachineStates
 from batio.engine.workload import Workload, check_job, check_profile
-from batio.errors import InputError, SchedulerError
+from batio.errors import EngineError, InputError, SchedulerError
 
 SUCCESS_STATE = "COMPLETED_SUCCESSFULLY"
 # Batsim sleeps at least this long for a CALL_ME_LATER (waiter_process).
@@ -135,7 +135,14 @@ class Simulation:
             sg.Actor.kill_all()
 
     def _spawn(self, name, host, body, *args):
-        return sg.Actor.create(name, host, self._guarded, body, *args)
+        try:
+            return sg.Actor.create(name, host, self._guarded, body, *args)
+        except RuntimeError as error:  # SimGrid's Python actors are OS threads
+            raise EngineError(
+                f"SimGrid could not create actor {name} ({error}): every simulated job, waiter and load is a "
+                f"thread, {len(self.records)} jobs are known so far, and the system's limit on threads is reached. "
+                "Raise it (Linux: sysctl kernel.pid_max=4194304, ulimit -u, vm.max_map_count) or run fewer "
+                "simulations at once") from None
 
     def start(self):
         for name in self.static_workloads:
