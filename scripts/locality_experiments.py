@@ -7,11 +7,13 @@ Writes, in --out: ``summary.csv`` (per variant: mean stretch, total load wait,
 jobs that re-used a file, maximum queue time, all over the evaluated jobs,
 and the mean-stretch improvement over FCFS, or over FCFS-BF for the -BF
 variants, as the paper's Figures 13 and 16 measure it: stretch(FCFS) /
-stretch(variant), above 1 is better), ``summary.md`` (the same as a table),
+stretch(variant), above 1 is better; and each run's wall time and peak
+memory), ``summary.md`` (the same as a table),
 the cluster-usage figure of each variant (Figures 3-4, 7-8, 10) and the
 per-job stretch ratio of each variant against its baseline (Figures 5, 11).
 """
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -37,15 +39,23 @@ def link_bandwidth(platform_file):
 
 
 def load_runs(sweep_dir):
-    results = pd.read_csv(Path(sweep_dir) / "results.csv", keep_default_na=False)
+    # Each run's own row (runs/*/result.json) rather than results.csv, which
+    # the sweep writes only once every run is over: a partial sweep is usable.
+    rows = [json.loads(path.read_text()) for path in sorted(Path(sweep_dir).glob("runs/*/result.json"))]
+    results = pd.DataFrame(rows)
+    if results.empty:
+        sys.exit(f"{sweep_dir}: no finished run (runs/*/result.json)")
+    results = results[results["kind"] == "policy"]
     failed = results[results["status"] != "ok"]
     for row in failed.itertuples():
         print(f"run {row.run_id} ({row.policy}) failed: {row.error}", file=sys.stderr)
-    tables = {}
+    tables, costs = {}, {}
     for row in results[results["status"] == "ok"].itertuples():
         prefix = Path(sweep_dir) / row.run_dir / "out"
         tables[row.policy] = lm.job_table(prefix, row.workload_file, link_bandwidth(row.platform_file))
-    return tables
+        record = json.loads(Path(f"{prefix}_run.json").read_text())
+        costs[row.policy] = {"wall_time_s": row.wall_time_s, "peak_rss_mb": record.get("peak_rss_mb")}
+    return tables, costs
 
 
 def _cell(value):
@@ -56,10 +66,10 @@ def is_backfilling(policy):
     return policy.endswith("-bf")
 
 
-def summarize(tables):
+def summarize(tables, costs):
     rows = []
     for policy, table in tables.items():
-        row = {"policy": policy, **lm.summary(table)}
+        row = {"policy": policy, **lm.summary(table), **costs[policy]}
         baseline = BASELINES[is_backfilling(policy)]
         if baseline in tables:
             row["improvement"] = lm.summary(tables[baseline])["mean_stretch"] / row["mean_stretch"]
@@ -115,10 +125,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tables = load_runs(args.sweep)
+    tables, costs = load_runs(args.sweep)
     if not tables:
         sys.exit(f"{args.sweep}: no successful run")
-    summary = summarize(tables)
+    summary = summarize(tables, costs)
     summary.to_csv(out / "summary.csv")
     rows = [[policy] + [_cell(value) for value in row] for policy, row in zip(summary.index, summary.values)]
     (out / "summary.md").write_text(markdown_table(["policy", *summary.columns], rows) + "\n")
