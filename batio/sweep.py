@@ -634,9 +634,24 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
         else:
             from dask.distributed import as_completed
             with dask_client(workers, scheduler_address) as client:
-                futures = {client.submit(execute_run, run, str(out), key=f"batio-{run.run_id}", pure=False): run
-                           for run in todo}
-                for future in as_completed(futures):
+                # One run in flight per worker thread, the next submitted as one
+                # ends: Dask assigns all submitted tasks to workers up front and
+                # does not move hour-long ones, which left a worker idle while
+                # another had a queue. This also runs the grid in its order.
+                waiting = iter(todo)
+                futures = {}
+
+                def submit_next(done):
+                    run = next(waiting, None)
+                    if run is not None:
+                        future = client.submit(execute_run, run, str(out), key=f"batio-{run.run_id}", pure=False)
+                        futures[future] = run
+                        done.add(future)
+
+                in_flight = as_completed()
+                for _ in range(max(1, sum(client.nthreads().values()))):
+                    submit_next(in_flight)
+                for future in in_flight:
                     try:
                         row = future.result()
                     except Exception as error:  # noqa: BLE001 - a dead worker: keep the run as a failed row
@@ -644,6 +659,7 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
                     counts["failed"] += row["status"] != "ok"
                     bar.set_postfix_str(f"{counts['failed']} failed", refresh=False)
                     bar.update()
+                    submit_next(in_flight)
     finally:
         bar.close()
     return counts
