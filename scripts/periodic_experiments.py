@@ -259,6 +259,15 @@ def _plt():
     return plt
 
 
+def _plot_strategies(ax, x, results, model, family, alpha, key):
+    """One curve per strategy: the mean of ``key`` over the runs of this model, family and alpha."""
+    for strategy in ALL:
+        runs = [r for r in results if r["model"] == model and r["family"] == family
+                and abs(r["alpha"] - alpha) < 1e-9 and r["strategy"] == strategy and key in r["curves"]]
+        if runs:
+            ax.plot(x, _mean_curve(runs, key), color=COLOURS[strategy], label=strategy)
+
+
 def _mean_curve(results, key):
     curves = np.array([r["curves"][key] for r in results])
     return curves.mean(axis=0)
@@ -283,11 +292,7 @@ def plot_utilisation(results, model, families, alphas, folder, key, what):
     for row, family in enumerate(families):
         for col, alpha in enumerate(shown):
             ax = axes[row][col]
-            for strategy in ALL:
-                runs = [r for r in results if r["model"] == model and r["family"] == family
-                        and abs(r["alpha"] - alpha) < 1e-9 and r["strategy"] == strategy]
-                if runs:
-                    ax.plot(x, _mean_curve(runs, key), color=COLOURS[strategy], label=strategy)
+            _plot_strategies(ax, x, results, model, family, alpha, key)
             ax.set_title(f"{family}, alpha={alpha:.1f}", fontsize=9)
             ax.grid(alpha=0.3)
             if row == len(families) - 1:
@@ -335,11 +340,7 @@ def plot_usage(results, model, folder, alpha):
     for row, family in enumerate(families):
         for col, (key, label) in enumerate(keys):
             ax = axes[row][col]
-            for strategy in ALL:
-                runs = [r for r in results if r["model"] == model and r["family"] == family
-                        and abs(r["alpha"] - alpha) < 1e-9 and r["strategy"] == strategy and key in r["curves"]]
-                if runs:
-                    ax.plot(x, _mean_curve(runs, key), color=COLOURS[strategy], label=strategy)
+            _plot_strategies(ax, x, results, model, family, alpha, key)
             ax.set_title(f"{family}: {label}", fontsize=9)
             ax.grid(alpha=0.3)
             if row == len(families) - 1:
