@@ -64,8 +64,10 @@ def platform_xml():
             + '    <zone id="storage" routing="Full">\n'
               '      <host id="pfs" speed="1Gf"><prop id="role" value="storage"/></host>\n'
               '    </zone>\n'
+              # The master by Batsim's default -m master_host, so no role
+              # property: Batsim would see 'master,master' and abort.
               '    <zone id="control" routing="Full">\n'
-              '      <host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>\n'
+              '      <host id="master_host" speed="1Gf"/>\n'
               '    </zone>\n'
             + f'    <link id="interconnect" bandwidth="{FAST}" latency="0us"/>\n'
             + "".join(_zone_route(source, destination) for source, destination in routes)

@@ -371,7 +371,7 @@ E2E_JOBS = {1: [8 * GB] * 10 + [0.0] * 10, 2: [8 * GB] * 10 + [0.0] * 10, 3: [0.
 E2E_PLATFORM = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1"><zone id="z" routing="Full">
-  <host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>
+  <host id="master_host" speed="1Gf"/>
   <host id="n0" speed="1Gf"/><host id="n1" speed="1Gf"/><host id="n2" speed="1Gf"/><host id="n3" speed="1Gf"/>
   <host id="pfs" speed="1Gf"><prop id="role" value="storage"/><prop id="bandwidth" value="10e9"/></host>
 </zone></platform>"""

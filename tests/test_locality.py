@@ -263,7 +263,7 @@ PLATFORM = f"""<?xml version='1.0'?>
       <host id="pfs" speed="1Gf"><prop id="role" value="storage"/></host>
     </zone>
     <zone id="control" routing="Full">
-      <host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>
+      <host id="master_host" speed="1Gf"/>
     </zone>
     <link id="interconnect" bandwidth="1TBps" latency="0us"/>
     <zoneRoute src="nodes" dst="storage" gw_src="nodenodes_router" gw_dst="pfs"><link_ctn id="interconnect"/></zoneRoute>

@@ -19,6 +19,7 @@ import xml.etree.ElementTree as ET
 from batio.errors import InputError
 
 DEFAULT_MASTER_HOST = "master_host"
+KNOWN_ROLES = ("", "master", "storage", "compute_node")
 
 
 @dataclass(frozen=True)
@@ -104,24 +105,37 @@ def classify(path, host_names, role_overrides=None, master_host=DEFAULT_MASTER_H
     to roles as Batsim's ``-r host:role``; ``master_host`` is Batsim's ``-m``.
     """
     properties, zone_properties = read_properties(path)
-    roles = {name: props.get("role", "") for name, props in properties.items()}
+    # Batsim 4.2.1 (batsim.cpp, machines.cpp): the master host gets "master"
+    # and a -r entry replaces it; a role given on the command line is
+    # appended to the host's own role property with a comma; the result must
+    # be exactly one known role, or Batsim aborts before time 0.
+    command_line_roles = {master_host: "master"}
     for name, role in (role_overrides or {}).items():
         if name not in host_names:
             raise InputError(path, f"a role is given to host '{name}', which the platform does not have")
-        roles[name] = ",".join(r for r in (roles.get(name, ""), role) if r)
-    if master_host in host_names:
-        roles[master_host] = ",".join(r for r in (roles.get(master_host, ""), "master") if r)
+        command_line_roles[name] = role
+    roles = {name: props.get("role", "") for name, props in properties.items()}
+    for name, role in command_line_roles.items():
+        if name not in host_names:
+            continue
+        own = properties.get(name, {}).get("role")
+        roles[name] = role if own is None else f"{own},{role}"
+        if roles[name] not in KNOWN_ROLES:
+            how = ("the master host (--master-host, default master_host)" if role == "master"
+                   else f"given role '{role}' by --role")
+            raise InputError(path, f"host '{name}' has role '{own}' in the platform and is also {how}: Batsim 4.2.1 "
+                                   f"aborts on the combined role '{roles[name]}' (remove the role property)",
+                             field="role")
 
     compute, storage, masters = [], [], []
     for name in host_names:
         role = roles.get(name, "")
-        kinds = set(role.split(",")) - {""}
-        if kinds - {"master", "storage", "compute_node"}:
-            raise InputError(path, f"host '{name}' has unknown role '{role}' "
-                                   "(known: master, storage, compute_node)", field="role")
-        if "master" in kinds:
+        if role not in KNOWN_ROLES:
+            raise InputError(path, f"host '{name}' has role '{role}', which Batsim 4.2.1 rejects "
+                                   "(exactly one of master, storage, compute_node, or none)", field="role")
+        if role == "master":
             masters.append(name)
-        elif "storage" in kinds:
+        elif role == "storage":
             storage.append(name)
         else:
             compute.append(name)
