@@ -48,7 +48,7 @@ def run_spec(args):
         workloads=[str(catalog.workload_path(w)) for w in args.workload],
         scheduler=str(scheduler), out_prefix=str(out / "out"), options=options, mode=args.mode,
         forward_profiles=args.forward_profiles, dynamic_jobs=args.enable_dynamic_jobs or "dynamic_jobs" in needed,
-        acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
+        acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, profile_reuse=args.enable_profile_reuse,
         compute_sharing=args.enable_compute_sharing or "compute_sharing" in needed,
         storage_sharing=not args.disable_storage_sharing, master_host=args.master_host,
         roles=_roles(args.role), port=args.port, timeout_s=args.timeout, io_sample_period=args.io_sample_period,
@@ -182,6 +182,8 @@ def parser():
     run.add_argument("--forward-profiles", action="store_true", help="Batsim's --forward-profiles-on-submission")
     run.add_argument("--enable-dynamic-jobs", action="store_true")
     run.add_argument("--acknowledge-dynamic-jobs", action="store_true")
+    run.add_argument("--enable-profile-reuse", action="store_true",
+                     help="Batsim's: dynamic jobs may name the profiles of ended jobs (needs --enable-dynamic-jobs)")
     run.add_argument("--enable-compute-sharing", action="store_true")
     run.add_argument("--disable-storage-sharing", action="store_true")
     run.add_argument("--master-host", default="master_host", help="Batsim's -m")

@@ -38,6 +38,7 @@ def batsim_command(spec, endpoint):
     flags = [(spec.forward_profiles, "--forward-profiles-on-submission"),
              (spec.dynamic_jobs, "--enable-dynamic-jobs"),
              (spec.acknowledge_dynamic_jobs, "--acknowledge-dynamic-jobs"),
+             (spec.profile_reuse, "--enable-profile-reuse"),
              (spec.compute_sharing, "--enable-compute-sharing"),
              (not spec.storage_sharing, "--disable-storage-sharing")]
     command += [flag for enabled, flag in flags if enabled]

@@ -28,8 +28,9 @@ its jobs; cores and memory are tracked here (``batio.nodememory``). A job
 decided at t_k on node k either runs at once (its file is in k's memory,
 case 1), or first waits for a load: this scheduler registers a dynamic job
 ``loads!N`` whose profile is ``parallel_homogeneous_pfs`` reading the file's
-bytes from the storage host ``pfs`` onto k (one profile per distinct size),
-and executes it on k; concurrent loads on a node share the node's link in
+bytes from the storage host ``pfs`` onto k (its own profile ``read_N``:
+Batsim 4.2.1 drops a profile once a job using it has ended, so a name is
+never registered twice), and executes it on k; concurrent loads on a node share the node's link in
 the simulator. A job started while its file is being loaded on k waits for
 that load only (case 3). The user job is executed on k when its load
 completes. Its Batsim profile is a ``delay``; Batsim's own walltime counts
@@ -179,7 +180,6 @@ class Locality(QueueScheduler):
         self.loads: dict[str, tuple[int, Hashable]] = {}           # load job id -> (node, file)
         self.load_of: dict[tuple[int, Hashable], str] = {}
         self.deadlines: dict[str, float] = {}
-        self.load_profiles: set[str] = set()
         self.load_count = 0
         self.plan: Plan | None = None
         self.replan = True
@@ -428,14 +428,12 @@ class Locality(QueueScheduler):
             self.waiting_for_load[job.id] = job
 
     def start_load(self, node: int, file: Hashable, size: float) -> str:
-        profile = f"read_{size:.0f}"
-        if profile not in self.load_profiles:
-            self.bs.register_profiles(LOADS_WORKLOAD, {profile: {
-                "type": "parallel_homogeneous_pfs", "bytes_to_read": size, "bytes_to_write": 0,
-                "storage": STORAGE_LABEL}})
-            self.load_profiles.add(profile)
         self.load_count += 1
         load_id = f"{LOADS_WORKLOAD}!{self.load_count}"
+        profile = f"read_{self.load_count}"
+        self.bs.register_profiles(LOADS_WORKLOAD, {profile: {
+            "type": "parallel_homogeneous_pfs", "bytes_to_read": size, "bytes_to_write": 0,
+            "storage": STORAGE_LABEL}})
         load = self.bs.register_job(load_id, 1, -1, profile)
         load.allocation = ProcSet(self.host_ids[node])
         load.storage_mapping = {STORAGE_LABEL: self.storage_id}

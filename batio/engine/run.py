@@ -36,6 +36,7 @@ class RunSpec:
     forward_profiles: bool = False
     dynamic_jobs: bool = False
     acknowledge_dynamic_jobs: bool = False
+    profile_reuse: bool = False         # Batsim's --enable-profile-reuse (needs dynamic jobs)
     compute_sharing: bool = False
     storage_sharing: bool = True
     master_host: str = "master_host"
@@ -116,6 +117,8 @@ def run_here(spec: RunSpec, on_progress=None):
         raise InputError("--mode", f"unknown mode {spec.mode!r} (known: {', '.join(MODES)})")
     if not spec.io_sample_period > 0:
         raise InputError("--io-sample-period", f"must be > 0 seconds, got {spec.io_sample_period}")
+    if spec.profile_reuse and not spec.dynamic_jobs:
+        raise InputError("--enable-profile-reuse", "needs --enable-dynamic-jobs (Batsim 4.2.1 refuses it alone)")
     read_properties(spec.platform)  # malformed XML gets a clear error before SimGrid sees it
     workloads = [load_workload(path, f"w{index}") for index, path in enumerate(spec.workloads)]
     prefix = Path(spec.out_prefix)
@@ -146,7 +149,7 @@ def run_here(spec: RunSpec, on_progress=None):
         transport = SocketTransport(scheduler_process.endpoint, spec.timeout_s, scheduler_process.alive)
 
     config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
-                    spec.compute_sharing, spec.storage_sharing, spec.io_exclusive)
+                    spec.compute_sharing, spec.storage_sharing, spec.io_exclusive, spec.profile_reuse)
     io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
     sim = Simulation(engine, platform, workloads, transport, config, io, on_progress)
     started = time.perf_counter()

@@ -53,6 +53,7 @@ class Config:
     compute_sharing: bool = False
     storage_sharing: bool = True
     io_exclusive: bool = False  # beyond Batsim: one transfer at a time per storage host, FIFO
+    profile_reuse: bool = False  # Batsim's --enable-profile-reuse
 
 
 class Simulation:
@@ -75,6 +76,10 @@ class Simulation:
         self.to_scheduler = None
         self.records = {job.id: JobRecord(job) for w in workloads for job in w.jobs}
         self.completed_order = []  # records in the order Batsim writes _jobs.csv
+        self.ended_since_call = []  # ended jobs whose profiles Batsim drops once the scheduler is told
+        # Batsim 4.2.1 drops the profiles no job uses when it loads a workload
+        # (Profiles::remove_unreferenced_profiles): later jobs cannot use them.
+        self.dropped_profiles = {w.name: set(w.profiles) - set(w.referenced_profiles()) for w in workloads}
         self.jobs_on_machine = {r.id: 0 for r in platform.resources}
         self.events = []
         self.in_flight = 0
@@ -204,6 +209,7 @@ class Simulation:
         """
         self.to_scheduler = {"now": self.now(), "events": self.events}
         self.events = []
+        self._drop_profiles_of_ended_jobs()
         self.sched_ready = False
         self.scheduler_called.release()
 
@@ -330,7 +336,31 @@ class Simulation:
         self.nb_completed += 1
         self._event("JOB_COMPLETED", {"job_id": record.job.id, "job_state": record.state,
                                       "return_code": record.return_code, "alloc": str(record.allocation)})
+        self._completed(record)
+
+    def _completed(self, record):
         self.completed_order.append(record)
+        self.ended_since_call.append(record)
+
+    def _drop_profiles_of_ended_jobs(self):
+        """Batsim 4.2.1 deletes a job once its end is sent to the scheduler,
+        and with it the job's profile and, for a composed one, its
+        sub-profiles (Jobs::delete_job), whether other jobs use them or not;
+        jobs that hold them still run, but no job registered later can name
+        them, nor can REGISTER_PROFILE reuse the name. Not with
+        --enable-profile-reuse."""
+        if not self.config.profile_reuse:
+            for record in self.ended_since_call:
+                pending = [record.job.profile]
+                dropped = self.dropped_profiles.setdefault(record.job.workload, set())
+                while pending:
+                    name = pending.pop()
+                    if name not in dropped:
+                        dropped.add(name)
+                        profile = self.profile(record.job.workload, name)
+                        if profile["type"] == "composed":
+                            pending.extend(profile["seq"])
+        self.ended_since_call = []
 
     def _on_sched_ready(self, _payload):
         self.sched_ready = True
@@ -350,7 +380,7 @@ class Simulation:
                 self.nb_completed += 1
                 self._event("JOB_COMPLETED", {"job_id": job_id, "job_state": record.state,
                                               "return_code": record.return_code, "alloc": str(record.allocation)})
-                self.completed_order.append(record)
+                self._completed(record)
         self._event("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress})
         self.nb_killers -= 1
 
@@ -453,7 +483,7 @@ class Simulation:
             raise SchedulerError(f"REJECT_JOB: job '{record.job.id}' cannot be rejected in state {record.state}")
         record.state = "REJECTED"
         self.nb_completed += 1
-        self.completed_order.append(record)
+        self._completed(record)
 
     def _do_kill_job(self, data):
         ids = _field(data, "job_ids", list, "KILL_JOB")
@@ -485,7 +515,9 @@ class Simulation:
         name = _field(data, "profile_name", str, "REGISTER_PROFILE")
         workload = self.workloads.setdefault(workload_name, Workload(workload_name, None, [], {}))
         if name in workload.profiles:
-            raise SchedulerError(f"REGISTER_PROFILE: profile '{name}' already exists in workload '{workload_name}'")
+            raise SchedulerError(f"REGISTER_PROFILE: profile '{name}' already exists in workload '{workload_name}'"
+                                 + (" (Batsim 4.2.1 keeps the names of the profiles it dropped: register it under "
+                                    "a new name)" if name in self.dropped_profiles.get(workload_name, ()) else ""))
         profile = data.get("profile")
         try:
             check_profile("REGISTER_PROFILE", name, profile, {**workload.profiles, name: profile})
@@ -503,6 +535,12 @@ class Simulation:
         if job_id in self.records:
             raise SchedulerError(f"REGISTER_JOB: job '{job_id}' already exists")
         description = dict(_field(data, "job", dict, "REGISTER_JOB"), id=local_id)
+        profile = description.get("profile")
+        if isinstance(profile, str) and profile in self.dropped_profiles.get(workload_name, ()):
+            raise SchedulerError(
+                f"REGISTER_JOB: job '{job_id}' names profile '{profile}' of workload '{workload_name}', which Batsim "
+                "4.2.1 no longer holds: it drops a profile once a job using it has ended, and at start every "
+                "profile no job uses (register a profile under a new name, or run with --enable-profile-reuse)")
         try:
             job = check_job("REGISTER_JOB", workload_name, description, self.workloads[workload_name].profiles)
         except InputError as error:
@@ -546,12 +584,12 @@ class Simulation:
             self.nb_running += 1
         elif record.state == "SUBMITTED" and state == "REJECTED":
             self.nb_completed += 1
-            self.completed_order.append(record)
+            self._completed(record)
         elif record.state == "RUNNING" and state.startswith("COMPLETED_") and state in _FINAL_STATES:
             record.runtime = self.now() - record.start
             self.nb_running -= 1
             self.nb_completed += 1
-            self.completed_order.append(record)
+            self._completed(record)
         else:
             raise SchedulerError(f"CHANGE_JOB_STATE: job '{record.job.id}' cannot go from {record.state} to {state}")
         record.state = state
@@ -587,7 +625,7 @@ class Simulation:
                 "profiles-forwarded-on-submission": self.config.forward_profiles,
                 "dynamic-jobs-enabled": self.config.dynamic_jobs,
                 "dynamic-jobs-acknowledged": self.config.acknowledge_dynamic_jobs,
-                "profile-reuse-enabled": False,
+                "profile-reuse-enabled": self.config.profile_reuse,
                 "sched-config": "",
                 "forward-unknown-events": False,
             },
