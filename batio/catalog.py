@@ -11,6 +11,14 @@ from pathlib import Path
 
 from batio.errors import InputError
 
+# batsched's C++ schedulers, named batsched:VARIANT: run by a `batsched`
+# binary against real Batsim, never on the embedded engine.
+BATSCHED_PREFIX = "batsched:"
+
+
+def is_batsched(name):
+    return name.startswith(BATSCHED_PREFIX)
+
 # name -> (module file in batio's schedulers/, preset options[, Batsim features])
 # Batsim features are RunSpec flags the scheduler cannot work without (e.g.
 # "dynamic_jobs", "compute_sharing"); `batio run/compare/sweep` turn them on
@@ -98,8 +106,13 @@ def batsim_features(name):
 
 
 def scheduler_file_and_options(name, options=None):
-    """(scheduler file, options with the name's presets under the user's)."""
+    """(scheduler file, options with the name's presets under the user's);
+    ``batsched:VARIANT`` stays as it is."""
     options = dict(options or {})
+    if is_batsched(name):
+        if not name[len(BATSCHED_PREFIX):]:
+            raise InputError(name, "expected batsched:VARIANT, e.g. batsched:easy_bf")
+        return name, options
     if name in SCHEDULERS:
         module, presets = SCHEDULERS[name][:2]
         return Path(str(resources.files("batio.schedulers") / module)), {**presets, **options}

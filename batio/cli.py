@@ -79,6 +79,9 @@ class _Progress:
 
 def command_run(args):
     spec = run_spec(args)
+    if catalog.is_batsched(spec.scheduler) and args.engine == "embedded":
+        raise InputError("--scheduler", f"{spec.scheduler} is batsched's C++ scheduler: it runs only against real "
+                                        "Batsim (--engine batsim, or --engine docker)")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     if args.engine == "batsim":
         from batio.real_batsim import run_with_batsim_binary

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from batio import catalog
 from batio.errors import InputError
-from batio.sweep import Grid, Policy, WorkloadSource, check_grid, is_batsched, is_generator, load_generator, run_grid
+from batio.catalog import is_batsched
+from batio.sweep import Grid, Policy, WorkloadSource, check_grid, is_generator, load_generator, run_grid
 
 
 def parse_schedulers(text):

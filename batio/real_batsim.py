@@ -18,10 +18,10 @@ import subprocess
 import time
 
 from batio import __version__, processes
+from batio.catalog import BATSCHED_PREFIX, is_batsched
 from batio.engine.run import file_digest
 from batio.errors import BatioError, EngineError, SchedulerError
 
-BATSCHED_PREFIX = "batsched:"
 # batsched options given as its own command-line flags; every other option
 # goes to the variant as --variant_options JSON.
 BATSCHED_FLAGS = {"queue_order": "--queue_order", "policy": "--policy", "rjms_delay": "--rjms_delay",
@@ -51,7 +51,7 @@ def batsim_command(spec, endpoint):
 def batsched_command(scheduler, options, endpoint):
     """``batsched`` bound on ``endpoint`` for ``batsched:VARIANT`` with batio-style options."""
     variant = scheduler[len(BATSCHED_PREFIX):]
-    if not scheduler.startswith(BATSCHED_PREFIX) or not variant:
+    if not is_batsched(scheduler) or not variant:
         raise EngineError(f"expected batsched:VARIANT (e.g. batsched:easy_bf), got {scheduler!r}")
     variant_options = dict(options)
     flags = {"verbosity": "quiet"}
@@ -64,7 +64,7 @@ def batsched_command(scheduler, options, endpoint):
 
 # -- the scheduler on the host ------------------------------------------------------------
 def start_scheduler(spec, endpoint, log):
-    if spec.scheduler.startswith(BATSCHED_PREFIX):
+    if is_batsched(spec.scheduler):
         if shutil.which("batsched") is None:
             raise EngineError(f"{spec.scheduler} needs a `batsched` binary on PATH (batsched 1.4, for Batsim 4)")
         return processes.start(batsched_command(spec.scheduler, spec.options, endpoint), log)
@@ -141,7 +141,7 @@ def write_run_record(spec, engine, wall_time_s, error=None, batsim_image=None):
     from batio.engine.platform import classify, read_properties
     properties, _ = read_properties(spec.platform)
     platform = classify(spec.platform, list(properties), spec.roles, spec.master_host)
-    files = [spec.platform, *spec.workloads] + ([] if spec.scheduler.startswith(BATSCHED_PREFIX) else [spec.scheduler])
+    files = [spec.platform, *spec.workloads] + ([] if is_batsched(spec.scheduler) else [spec.scheduler])
     record = {
         "batio_version": __version__,
         "engine": engine,

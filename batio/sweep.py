@@ -40,9 +40,9 @@ import uuid
 import pandas as pd
 
 from batio import __version__, catalog, metrics
+from batio.catalog import BATSCHED_PREFIX, is_batsched
 from batio.engine.run import MODES, RunSpec, file_digest
 from batio.errors import BatioError, EngineError, InputError
-from batio.real_batsim import BATSCHED_PREFIX
 
 ENGINES = ("embedded", "batsim", "docker")
 METRICS = ("jobs", "succeeded", "makespan", "mean_wait", "max_wait", "mean_slowdown", "max_slowdown",
@@ -138,8 +138,6 @@ def slug(text, limit=48):
     return re.sub(r"[^A-Za-z0-9._=+-]+", "_", str(text)).strip("_.")[:limit] or "x"
 
 
-def is_batsched(scheduler):
-    return scheduler.startswith(BATSCHED_PREFIX)
 
 
 def is_generator(name):

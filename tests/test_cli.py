@@ -58,3 +58,15 @@ def test_a_scheduler_name_turns_on_the_batsim_features_it_needs():
     assert lea.dynamic_jobs and lea.compute_sharing and not lea.acknowledge_dynamic_jobs
     easy = run_spec(parser().parse_args(common + ["--scheduler", "easy"]))
     assert not easy.dynamic_jobs and not easy.compute_sharing
+
+
+def test_batsched_names_are_accepted_by_run_and_need_real_batsim(tmp_path, capsys, monkeypatch):
+    workload = three_delay_jobs(tmp_path)
+    common = ["run", "--platform", str(TINY), "--workload", str(workload), "--scheduler", "batsched:easy_bf",
+              "--out", str(tmp_path / "out"), "--quiet"]
+    assert main(common) == 2
+    assert "batsched:easy_bf is batsched's C++ scheduler: it runs only against real Batsim" in capsys.readouterr().err
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither batsim nor batsched here
+    assert main(common + ["--engine", "batsim"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown scheduler" not in err and "needs a `batsim` binary on PATH" in err
