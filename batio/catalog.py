@@ -54,6 +54,27 @@ SCHEDULERS = {
        for backfill, name in ((False, plain), (True, f"{plain}-bf"))},
 }
 
+# The bundled platform and workload each scheduler file's policies are made
+# for (`batio parity` runs every catalog name on them); a name may differ
+# from its file's.
+BUNDLED_INPUTS = {
+    "backfill.py": ("cluster16_pfs", "demo"),
+    "ioAware.py": ("stria15_lustre", "stria_w2"),
+    "workloadAdaptive.py": ("stria15_lustre", "stria_w2"),
+    "ioList.py": ("periodic_rack", "periodic_mbn_a06"),
+    "ioPack.py": ("periodic_rack", "periodic_mbn_a06"),
+    "equilibrio.py": ("theta_quarter", "equilibrio_theta"),
+    "catios.py": ("catios_cluster", "catios_bw"),
+    "tioas.py": ("catios_cluster", "catios_bw"),
+    "locality.py": ("memcluster486", "memcluster486_slice"),
+}
+BUNDLED_INPUTS_OF_NAME = {"easy-ljf": ("catios_cluster", "catios_bw")}
+
+
+def bundled_inputs(name):
+    """(platform, workload) names a catalog scheduler runs on in the papers' studies."""
+    return BUNDLED_INPUTS_OF_NAME.get(name) or BUNDLED_INPUTS[SCHEDULERS[name][0]]
+
 
 def _bundled(package, suffix):
     folder = resources.files(package)

@@ -155,6 +155,19 @@ def command_sweep(args):
     return _runs_outcome(table, counts, out, report_path)
 
 
+def command_parity(args):
+    from batio.parity import parity
+    policies = [name.strip() for name in args.policies.split(",")] if args.policies else None
+    table = parity(args.out, policies, args.max_jobs)
+    print((Path(args.out) / "parity.md").read_text())
+    failed = int((table["error"].astype(str) != "").sum())
+    if failed:
+        print(f"batio: {failed} of {len(table)} policies failed on one engine: see {args.out}/parity.csv",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 def command_list(_args):
     print("platforms:  " + ", ".join(sorted(catalog.bundled_platforms())))
     print("workloads:  " + ", ".join(sorted(catalog.bundled_workloads())))
@@ -231,6 +244,13 @@ def parser():
     sweep.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep.set_defaults(handler=command_sweep)
+
+    check = commands.add_parser("parity", help="every catalog policy on its bundled inputs on the embedded engine "
+                                               "and on a real `batsim` binary: a job-by-job table")
+    check.add_argument("--out", required=True, help="output folder: parity.csv, parity.md, one folder per policy")
+    check.add_argument("--policies", help="comma-separated catalog names (default: all)")
+    check.add_argument("--max-jobs", type=int, help="keep each workload's first N jobs by submission time")
+    check.set_defaults(handler=command_parity)
 
     listing = commands.add_parser("list", help="list bundled platforms, workloads and schedulers")
     listing.set_defaults(handler=command_list)

@@ -1,0 +1,190 @@
+"""`batio parity`: every catalog policy on its bundled inputs, on the
+embedded engine and on a real Batsim, job by job.
+
+Each run pair is compared on the jobs both engines wrote to ``_jobs.csv``
+(user jobs and the scheduler's dynamic jobs alike):
+
+- decisions differ: the job ran on other resources, or ran on one engine
+  only; its times are then not a measure of the engine;
+- off: a job on the same resources whose start or finish differs by more
+  than ``TOLERANCE`` of Batsim's value (and more than ``FLOOR_S``, so that a
+  start at 0.0074 s is not "off" by a rounding of its last digit);
+- worst: the largest start or finish deviation, in seconds, and that
+  job's deviation relative to its time on Batsim.
+
+The table (``parity.csv`` and ``parity.md`` in OUT) carries both engines'
+makespans and wall times. ``--max-jobs N`` keeps each workload's first N jobs
+by submission time (a shorter check of a long input; the table says so).
+"""
+
+from dataclasses import dataclass
+import datetime
+import json
+import logging
+from pathlib import Path
+import shutil
+import subprocess
+import time
+
+import pandas as pd
+
+from batio import catalog
+from batio.engine.run import RunSpec, simulate
+from batio.errors import BatioError, EngineError
+
+log = logging.getLogger(__name__)
+
+TOLERANCE = 1e-3   # 0.1 % of Batsim's time
+FLOOR_S = 1e-2     # deviations below this many seconds never count as off
+
+
+@dataclass(frozen=True)
+class Pair:
+    policy: str
+    platform: str
+    workload: str
+
+
+def pairs(policies=None):
+    """(policy, its bundled platform and workload) for the named catalog policies, or all."""
+    names = policies or list(catalog.SCHEDULERS)
+    unknown = [name for name in names if name not in catalog.SCHEDULERS]
+    if unknown:
+        raise BatioError(f"--policies: not catalog names: {', '.join(unknown)} (see `batio list`)")
+    return [Pair(name, *catalog.bundled_inputs(name)) for name in names]
+
+
+def truncated_workload(path, max_jobs, folder):
+    """The workload's first ``max_jobs`` jobs by submission time, with the profiles they use."""
+    data = json.loads(Path(path).read_text())
+    jobs = sorted(data["jobs"], key=lambda job: job["subtime"])[:max_jobs]
+    used, pending = set(), [job["profile"] for job in jobs]
+    while pending:
+        name = pending.pop()
+        if name not in used:
+            used.add(name)
+            pending.extend(data["profiles"][name].get("seq", []) if data["profiles"][name]["type"] == "composed"
+                           else [])
+    data["jobs"] = jobs
+    data["profiles"] = {name: profile for name, profile in data["profiles"].items() if name in used}
+    out = Path(folder) / f"{Path(path).stem}_first{max_jobs}.json"
+    out.write_text(json.dumps(data))
+    return out
+
+
+def spec_for(pair, workload, prefix, scheduler_mode):
+    scheduler, options = catalog.scheduler_file_and_options(pair.policy)
+    needed = catalog.batsim_features(pair.policy)
+    return RunSpec(platform=str(catalog.platform_path(pair.platform)), workloads=[str(workload)],
+                   scheduler=str(scheduler), out_prefix=str(prefix), options=options, mode=scheduler_mode,
+                   dynamic_jobs="dynamic_jobs" in needed, compute_sharing="compute_sharing" in needed)
+
+
+def compare_jobs(embedded, batsim):
+    """The comparison columns of one run pair, from both ``_jobs.csv`` tables."""
+    keys = ["workload_name", "job_id"]
+    both = embedded.merge(batsim, on=keys, how="outer", suffixes=("_e", "_b"), indicator=True)
+    alone = both["_merge"] != "both"
+    same = both[~alone & (both["allocated_resources_e"].astype(str) == both["allocated_resources_b"].astype(str))]
+    deviations = {}
+    for column in ("starting_time", "finish_time"):
+        absolute = (same[f"{column}_e"] - same[f"{column}_b"]).abs()
+        deviations[column] = (absolute, absolute / same[f"{column}_b"].abs().clip(lower=FLOOR_S))
+    absolute = pd.concat([deviations[c][0] for c in deviations], axis=1).max(axis=1)
+    relative = pd.concat([deviations[c][1] for c in deviations], axis=1).max(axis=1)
+    off = (relative > TOLERANCE) & (absolute > FLOOR_S)
+    worst = absolute.idxmax() if len(absolute) else None
+    return {
+        "jobs_embedded": len(embedded), "jobs_batsim": len(batsim),
+        "decisions_differ": int(alone.sum() + (len(both) - alone.sum() - len(same))),
+        "jobs_off": int(off.sum()),
+        "worst_deviation_s": float(absolute.max()) if len(absolute) else 0.0,
+        "worst_relative": 0.0 if worst is None else float(relative[worst]),
+        "worst_job": "" if worst is None else f"{same.loc[worst, 'workload_name']}!{same.loc[worst, 'job_id']}",
+        "makespan_embedded": float(embedded["finish_time"].max()),
+        "makespan_batsim": float(batsim["finish_time"].max()),
+    }
+
+
+def _timed(run):
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def run_pair(pair, out, max_jobs=None, timeout_s=3600):
+    """Both engines on one pair; returns the table row (an ``error`` column if one failed)."""
+    from batio.real_batsim import run_with_batsim_binary
+    folder = Path(out) / pair.policy
+    folder.mkdir(parents=True, exist_ok=True)
+    workload = catalog.workload_path(pair.workload)
+    if max_jobs:
+        workload = truncated_workload(workload, max_jobs, folder)
+    row = {"policy": pair.policy, "platform": pair.platform, "workload": pair.workload,
+           "max_jobs": max_jobs or "", "error": ""}
+    try:
+        embedded = spec_for(pair, workload, folder / "embedded" / "out", "inprocess")
+        row["wall_embedded_s"] = _timed(lambda: simulate(embedded))
+        batsim = spec_for(pair, workload, folder / "batsim" / "out", "socket")
+        row["wall_batsim_s"] = _timed(lambda: run_with_batsim_binary(batsim, timeout_s=timeout_s))
+        row.update(compare_jobs(pd.read_csv(f"{embedded.out_prefix}_jobs.csv"),
+                                pd.read_csv(f"{batsim.out_prefix}_jobs.csv")))
+    except BatioError as error:
+        row["error"] = str(error).splitlines()[0]
+    return row
+
+
+def batsim_version():
+    try:
+        return subprocess.run(["batsim", "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except OSError:
+        return "unknown"
+
+
+MARKDOWN_COLUMNS = ["policy", "workload", "jobs_batsim", "decisions_differ", "jobs_off", "worst_deviation_s",
+                    "worst_relative", "makespan_embedded", "makespan_batsim", "wall_embedded_s", "wall_batsim_s",
+                    "error"]
+
+
+def markdown(table, header):
+    shown = table.reindex(columns=MARKDOWN_COLUMNS)
+    lines = [header, "", "| " + " | ".join(MARKDOWN_COLUMNS) + " |", "|" + " --- |" * len(MARKDOWN_COLUMNS)]
+    for _, row in shown.iterrows():
+        cells = []
+        for column in MARKDOWN_COLUMNS:
+            value = row[column]
+            if isinstance(value, float):
+                value = "" if pd.isna(value) else (f"{value:.2e}" if column.startswith("worst") else f"{value:,.1f}")
+            cells.append(str(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def parity(out, policies=None, max_jobs=None):
+    """Run every pair, write ``parity.csv`` and ``parity.md``; return the table.
+
+    Rows already in ``parity.csv`` without an error are kept (a rerun resumes)."""
+    if shutil.which("batsim") is None:
+        raise EngineError("batio parity needs a `batsim` binary (Batsim 4.2.1) on PATH")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    done = {}
+    if (out / "parity.csv").exists():
+        previous = pd.read_csv(out / "parity.csv", keep_default_na=False)
+        done = {row["policy"]: row for row in previous.to_dict("records")
+                if not row["error"] and str(row["max_jobs"]) == str(max_jobs or "")}
+    rows = []
+    for pair in pairs(policies):
+        if pair.policy in done:
+            rows.append(done[pair.policy])
+            continue
+        log.info("parity: %s on %s with %s", pair.policy, pair.platform, pair.workload)
+        rows.append(run_pair(pair, out, max_jobs))
+        pd.DataFrame(rows).to_csv(out / "parity.csv", index=False)  # nothing simulated is lost
+    table = pd.DataFrame(rows)
+    table.to_csv(out / "parity.csv", index=False)
+    header = (f"Parity of the embedded engine with `{batsim_version()}`, "
+              f"{datetime.date.today().isoformat()}: off = start or finish more than "
+              f"{TOLERANCE:.1%} (and {FLOOR_S} s) from Batsim's, on jobs with the same resources.")
+    (out / "parity.md").write_text(markdown(table, header))
+    return table

@@ -1,0 +1,60 @@
+"""`batio parity`'s job-by-job comparison, on hand-made job tables."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from batio import catalog
+from batio.parity import compare_jobs, pairs, truncated_workload
+
+
+def jobs(rows):
+    return pd.DataFrame(rows, columns=["workload_name", "job_id", "allocated_resources", "starting_time",
+                                       "finish_time"])
+
+
+BATSIM = jobs([("w0", "1", "0", 0.0074, 100.0), ("w0", "2", "1", 10.0, 2000.0), ("w0", "3", "2", 5.0, 50.0),
+               ("loads", "1", "3", 1.0, 2.0)])
+
+
+def test_identical_runs_have_no_deviation():
+    row = compare_jobs(BATSIM, BATSIM.copy())
+    assert (row["decisions_differ"], row["jobs_off"], row["worst_deviation_s"]) == (0, 0, 0.0)
+    assert row["makespan_embedded"] == row["makespan_batsim"] == 2000.0
+
+
+def test_off_needs_both_the_relative_and_the_absolute_bound():
+    embedded = BATSIM.copy()
+    embedded.loc[0, "starting_time"] = 0.0080     # 8 % of a tiny time, but 0.6 ms: not off
+    embedded.loc[1, "finish_time"] = 2001.0       # 0.05 %: not off
+    embedded.loc[2, "finish_time"] = 50.1         # 0.2 % and 0.1 s: off
+    row = compare_jobs(embedded, BATSIM)
+    assert row["jobs_off"] == 1 and row["worst_job"] == "w0!2"
+    assert row["worst_deviation_s"] == pytest.approx(1.0) and row["worst_relative"] == pytest.approx(0.002)
+
+
+def test_other_resources_or_a_missing_job_are_decisions_not_timing():
+    embedded = BATSIM.copy()
+    embedded.loc[2, "allocated_resources"] = "5"
+    embedded.loc[2, "finish_time"] = 90.0
+    embedded = embedded.drop(index=3)
+    row = compare_jobs(embedded, BATSIM)
+    assert row["decisions_differ"] == 2 and row["jobs_off"] == 0 and row["worst_deviation_s"] == 0.0
+
+
+def test_truncated_workload_keeps_the_first_jobs_and_their_profiles(tmp_path):
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"nb_res": 2, "jobs": [
+        {"id": "late", "subtime": 9, "walltime": 5, "res": 1, "profile": "b"},
+        {"id": "early", "subtime": 1, "walltime": 5, "res": 1, "profile": "c"}],
+        "profiles": {"a": {"type": "delay", "delay": 1}, "b": {"type": "delay", "delay": 2},
+                     "c": {"type": "composed", "seq": ["a"]}}}))
+    data = json.loads(truncated_workload(path, 1, tmp_path).read_text())
+    assert [job["id"] for job in data["jobs"]] == ["early"] and sorted(data["profiles"]) == ["a", "c"]
+
+
+def test_every_catalog_policy_has_bundled_inputs():
+    for pair in pairs():
+        assert catalog.platform_path(pair.platform).is_file() and catalog.workload_path(pair.workload).is_file()
+    assert pairs(["easy-ljf"])[0].workload == "catios_bw"
