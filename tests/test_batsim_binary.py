@@ -43,3 +43,20 @@ def test_embedded_engine_matches_batsim(tmp_path):
     for column in ("starting_time", "finish_time"):
         tolerance = (batsim[column].abs() * 1e-3).clip(lower=0.01)
         assert ((embedded[column] - batsim[column]).abs() <= tolerance).all(), column
+
+
+# One catalog policy per family, on the first jobs of its bundled inputs:
+# the same decisions and job times within 0.1 % on both engines.
+FAMILY_CHECKS = [("easy", None), ("conservative", None), ("io_aware", 150), ("adaptive", 150), ("iolist", None),
+                 ("iopack", None), ("equilibrio", 300), ("catios-oracle", 40), ("tioas-oracle", 40), ("lea", 200),
+                 ("lem-bf", 200)]
+
+
+@needs_batsim
+@pytest.mark.parametrize("policy, max_jobs", FAMILY_CHECKS)
+def test_catalog_policy_gives_the_same_job_times_on_real_batsim(tmp_path, policy, max_jobs):
+    from batio.parity import pairs, run_pair
+    row = run_pair(pairs([policy])[0], tmp_path, max_jobs)
+    assert row["error"] == ""
+    assert row["jobs_embedded"] == row["jobs_batsim"] and row["decisions_differ"] == 0
+    assert row["jobs_off"] == 0, row
