@@ -52,7 +52,7 @@ def run_spec(args):
         compute_sharing=args.enable_compute_sharing or "compute_sharing" in needed,
         storage_sharing=not args.disable_storage_sharing, master_host=args.master_host,
         roles=_roles(args.role), port=args.port, timeout_s=args.timeout, io_sample_period=args.io_sample_period,
-        io_exclusive=args.io_exclusive)
+        io_exclusive=args.io_exclusive, sg_config=args.sg_cfg)
 
 
 class _Progress:
@@ -158,7 +158,7 @@ def command_sweep(args):
 def command_parity(args):
     from batio.parity import parity
     policies = [name.strip() for name in args.policies.split(",")] if args.policies else None
-    table = parity(args.out, policies, args.max_jobs)
+    table = parity(args.out, policies, args.max_jobs, args.sg_cfg)
     print((Path(args.out) / "parity.md").read_text())
     failed = int((table["error"].astype(str) != "").sum())
     if failed:
@@ -204,6 +204,8 @@ def parser():
     run.add_argument("--disable-storage-sharing", action="store_true")
     run.add_argument("--master-host", default="master_host", help="Batsim's -m")
     run.add_argument("--role", action="append", default=[], metavar="HOSTS:ROLE", help="Batsim's -r")
+    run.add_argument("--sg-cfg", action="append", default=[], metavar="OPT:VALUE",
+                     help="a SimGrid option, as Batsim's --sg-cfg (e.g. maxmin/precision:1e-9)")
     run.add_argument("--io-sample-period", type=float, default=1.0,
                      help="seconds between samples of the storage throughput written to out_io.csv")
     run.add_argument("--io-exclusive", action="store_true",
@@ -250,6 +252,8 @@ def parser():
     check.add_argument("--out", required=True, help="output folder: parity.csv, parity.md, one folder per policy")
     check.add_argument("--policies", help="comma-separated catalog names (default: all)")
     check.add_argument("--max-jobs", type=int, help="keep each workload's first N jobs by submission time")
+    check.add_argument("--sg-cfg", action="append", default=[], metavar="OPT:VALUE",
+                       help="a SimGrid option for both engines (e.g. maxmin/precision:1e-9)")
     check.set_defaults(handler=command_parity)
 
     listing = commands.add_parser("list", help="list bundled platforms, workloads and schedulers")

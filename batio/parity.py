@@ -72,12 +72,13 @@ def truncated_workload(path, max_jobs, folder):
     return out
 
 
-def spec_for(pair, workload, prefix, scheduler_mode):
+def spec_for(pair, workload, prefix, scheduler_mode, sg_config=()):
     scheduler, options = catalog.scheduler_file_and_options(pair.policy)
     needed = catalog.batsim_features(pair.policy)
     return RunSpec(platform=str(catalog.platform_path(pair.platform)), workloads=[str(workload)],
                    scheduler=str(scheduler), out_prefix=str(prefix), options=options, mode=scheduler_mode,
-                   dynamic_jobs="dynamic_jobs" in needed, compute_sharing="compute_sharing" in needed)
+                   dynamic_jobs="dynamic_jobs" in needed, compute_sharing="compute_sharing" in needed,
+                   sg_config=list(sg_config))
 
 
 def compare_jobs(embedded, batsim):
@@ -112,7 +113,7 @@ def _timed(run):
     return time.perf_counter() - started
 
 
-def run_pair(pair, out, max_jobs=None, timeout_s=3600):
+def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
     """Both engines on one pair; returns the table row (an ``error`` column if one failed)."""
     from batio.real_batsim import run_with_batsim_binary
     folder = Path(out) / pair.policy
@@ -123,9 +124,9 @@ def run_pair(pair, out, max_jobs=None, timeout_s=3600):
     row = {"policy": pair.policy, "platform": pair.platform, "workload": pair.workload,
            "max_jobs": max_jobs or "", "error": ""}
     try:
-        embedded = spec_for(pair, workload, folder / "embedded" / "out", "inprocess")
+        embedded = spec_for(pair, workload, folder / "embedded" / "out", "inprocess", sg_config)
         row["wall_embedded_s"] = _timed(lambda: simulate(embedded))
-        batsim = spec_for(pair, workload, folder / "batsim" / "out", "socket")
+        batsim = spec_for(pair, workload, folder / "batsim" / "out", "socket", sg_config)
         row["wall_batsim_s"] = _timed(lambda: run_with_batsim_binary(batsim, timeout_s=timeout_s))
         row.update(compare_jobs(pd.read_csv(f"{embedded.out_prefix}_jobs.csv"),
                                 pd.read_csv(f"{batsim.out_prefix}_jobs.csv")))
@@ -160,7 +161,7 @@ def markdown(table, header):
     return "\n".join(lines) + "\n"
 
 
-def parity(out, policies=None, max_jobs=None):
+def parity(out, policies=None, max_jobs=None, sg_config=()):
     """Run every pair, write ``parity.csv`` and ``parity.md``; return the table.
 
     Rows already in ``parity.csv`` without an error are kept (a rerun resumes)."""
@@ -179,12 +180,13 @@ def parity(out, policies=None, max_jobs=None):
             rows.append(done[pair.policy])
             continue
         log.info("parity: %s on %s with %s", pair.policy, pair.platform, pair.workload)
-        rows.append(run_pair(pair, out, max_jobs))
+        rows.append(run_pair(pair, out, max_jobs, sg_config=sg_config))
         pd.DataFrame(rows).to_csv(out / "parity.csv", index=False)  # nothing simulated is lost
     table = pd.DataFrame(rows)
     table.to_csv(out / "parity.csv", index=False)
     header = (f"Parity of the embedded engine with `{batsim_version()}`, "
               f"{datetime.date.today().isoformat()}: off = start or finish more than "
-              f"{TOLERANCE:.1%} (and {FLOOR_S} s) from Batsim's, on jobs with the same resources.")
+              f"{TOLERANCE:.1%} (and {FLOOR_S} s) from Batsim's, on jobs with the same resources"
+              + (f"; SimGrid options {', '.join(sg_config)} on both engines." if sg_config else "."))
     (out / "parity.md").write_text(markdown(table, header))
     return table

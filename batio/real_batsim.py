@@ -44,6 +44,8 @@ def batsim_command(spec, endpoint):
     command += [flag for enabled, flag in flags if enabled]
     for host, role in spec.roles.items():
         command += ["-r", f"{host}:{role}"]
+    for option in spec.sg_config:
+        command += ["--sg-cfg", option]
     return command
 
 

@@ -15,12 +15,13 @@ needs_batsim = pytest.mark.skipif(shutil.which("batsim") is None, reason="no bat
 def test_batsim_command_line_carries_every_option():
     spec = RunSpec("p.xml", ["a.json", "b.json"], "s.py", "out/x", forward_profiles=True, dynamic_jobs=True,
                    acknowledge_dynamic_jobs=True, compute_sharing=True, storage_sharing=False,
-                   master_host="m0", roles={"h1": "storage"})
+                   master_host="m0", roles={"h1": "storage"}, profile_reuse=True,
+                   sg_config=["maxmin/precision:1e-9"])
     assert batsim_command(spec, "tcp://127.0.0.1:1234") == [
         "batsim", "-p", "p.xml", "-e", "out/x", "-s", "tcp://127.0.0.1:1234", "-m", "m0",
         "-w", "a.json", "-w", "b.json", "--forward-profiles-on-submission", "--enable-dynamic-jobs",
-        "--acknowledge-dynamic-jobs", "--enable-compute-sharing", "--disable-storage-sharing",
-        "-r", "h1:storage"]
+        "--acknowledge-dynamic-jobs", "--enable-profile-reuse", "--enable-compute-sharing",
+        "--disable-storage-sharing", "-r", "h1:storage", "--sg-cfg", "maxmin/precision:1e-9"]
 
 
 @needs_batsim

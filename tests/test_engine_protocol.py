@@ -249,3 +249,12 @@ def test_compute_sharing_splits_a_host_and_storage_sharing_off_forbids_it(simula
     with pytest.raises(SchedulerError, match="compute sharing is off"):
         simulate_workload(workload(jobs, profiles, 4), platform=TINY, options=plan, compute_sharing=True,
                           storage_sharing=False)
+
+
+def test_times_reach_the_scheduler_rounded_to_the_microsecond_as_batsim_writes_them(simulate_workload):
+    # Batsim 4.2.1's protocol writer prints doubles with "%6f": a job
+    # submitted at 10.1234567 is seen at 10.123457 plus the message's delay.
+    jobs = [{"id": "A", "subtime": 10.1234567, "walltime": 100, "res": 1, "profile": "d"}]
+    run = simulate_workload(workload(jobs, DELAY10), options={"execute": {"w0!A": {"alloc": "0"}}})
+    seen = [e["now"] for e in run.log if e["event"] == "submitted"][0]
+    assert seen == round(seen, 6) and abs(seen - (10.1234567 + L)) < 1e-6

@@ -22,6 +22,8 @@ import math
 
 import simgrid as sg
 
+from batio.engine.wire import as_batsim_writes
+
 WALLTIME_REACHED = -1
 KILLED = -2
 
@@ -60,9 +62,9 @@ class JobExecution:
                     "current_task": self._progress_of(depth + 1, seq[index % len(seq)])}
         if profile["type"] == "delay" and self.delay_started is not None:
             return {"profile_name": profile_name,
-                    "progress": (sg.Engine.clock - self.delay_started) / profile["delay"]}
+                    "progress": as_batsim_writes((sg.Engine.clock - self.delay_started) / profile["delay"])}
         if self.ptask is not None:
-            return {"profile_name": profile_name, "progress": 1.0 - self.ptask.remaining_ratio}
+            return {"profile_name": profile_name, "progress": as_batsim_writes(1.0 - self.ptask.remaining_ratio)}
         return {"profile_name": profile_name, "current_task_index": -1}
 
     # -- execution -----------------------------------------------------------

@@ -45,6 +45,7 @@ class RunSpec:
     timeout_s: float = 60.0             # socket mode: longest wait for one reply
     io_sample_period: float = 1.0       # seconds between samples of the storage throughput (_io.csv)
     io_exclusive: bool = False          # beyond Batsim: one transfer at a time per storage host (FIFO)
+    sg_config: list = field(default_factory=list)  # SimGrid options OPT:VALUE, as Batsim's --sg-cfg
 
 
 def _import_simgrid_quietly():
@@ -124,7 +125,11 @@ def run_here(spec: RunSpec, on_progress=None):
     prefix = Path(spec.out_prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
 
-    engine = simgrid.Engine(["batio", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
+    for option in spec.sg_config:
+        if ":" not in option or option.startswith("host/model:"):
+            raise InputError("--sg-cfg", f"expected a SimGrid option NAME:VALUE other than host/model, got {option!r}")
+    engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
+                             "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
     try:
         engine.load_platform(str(spec.platform))
     except Exception as error:  # SimGrid's parser raises RuntimeError with the line

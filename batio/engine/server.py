@@ -19,6 +19,7 @@ import simgrid as sg
 
 from batio.engine.execution import JobExecution, KILLED, WALLTIME_REACHED
 from batio.engine.outputs import MachineStates
+from batio.engine.wire import as_batsim_writes
 from batio.engine.workload import Workload, check_job, check_profile
 from batio.errors import EngineError, InputError, SchedulerError
 
@@ -110,7 +111,7 @@ class Simulation:
         return sg.Engine.clock
 
     def _event(self, kind, data):
-        self.events.append({"timestamp": self.now(), "type": kind, "data": data})
+        self.events.append({"timestamp": as_batsim_writes(self.now()), "type": kind, "data": data})
 
     def send(self, kind, payload=None):
         """Batsim's send_message: a 1-byte message to the server's mailbox."""
@@ -207,7 +208,7 @@ class Simulation:
         Batsim creates a new request-reply actor per call; one actor woken
         per call starts at the same simulated time and is cheaper.
         """
-        self.to_scheduler = {"now": self.now(), "events": self.events}
+        self.to_scheduler = {"now": as_batsim_writes(self.now()), "events": self.events}
         self.events = []
         self._drop_profiles_of_ended_jobs()
         self.sched_ready = False
