@@ -10,7 +10,12 @@ Each run pair is compared on the jobs both engines wrote to ``_jobs.csv``
   than ``TOLERANCE`` of Batsim's value (and more than ``FLOOR_S``, so that a
   start at 0.0074 s is not "off" by a rounding of its last digit);
 - worst: the largest start or finish deviation, in seconds, and that
-  job's deviation relative to its time on Batsim.
+  job's deviation relative to its time on Batsim;
+- self-sensitivity, for a pair with jobs off: the worst deviation between
+  two embedded runs whose workloads differ only by every job being submitted
+  ``SHIFT_S`` later. Physics is the same up to floating-point rounding, so a
+  deviation this large shows that the input amplifies rounding (chaotic
+  contention), not that the engines model it differently.
 
 The table (``parity.csv`` and ``parity.md`` in OUT) carries both engines'
 makespans and wall times. ``--max-jobs N`` keeps each workload's first N jobs
@@ -36,6 +41,7 @@ log = logging.getLogger(__name__)
 
 TOLERANCE = 1e-3   # 0.1 % of Batsim's time
 FLOOR_S = 1e-2     # deviations below this many seconds never count as off
+SHIFT_S = 1e-9     # the self-sensitivity run's shift of every submission
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,15 @@ def truncated_workload(path, max_jobs, folder):
     data["jobs"] = jobs
     data["profiles"] = {name: profile for name, profile in data["profiles"].items() if name in used}
     out = Path(folder) / f"{Path(path).stem}_first{max_jobs}.json"
+    out.write_text(json.dumps(data))
+    return out
+
+
+def shifted_workload(path, folder):
+    data = json.loads(Path(path).read_text())
+    for job in data["jobs"]:
+        job["subtime"] += SHIFT_S
+    out = Path(folder) / f"{Path(path).stem}_shifted.json"
     out.write_text(json.dumps(data))
     return out
 
@@ -130,6 +145,13 @@ def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
         row["wall_batsim_s"] = _timed(lambda: run_with_batsim_binary(batsim, timeout_s=timeout_s))
         row.update(compare_jobs(pd.read_csv(f"{embedded.out_prefix}_jobs.csv"),
                                 pd.read_csv(f"{batsim.out_prefix}_jobs.csv")))
+        if row["jobs_off"]:
+            shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", "inprocess",
+                               sg_config)
+            simulate(shifted)
+            itself = compare_jobs(pd.read_csv(f"{shifted.out_prefix}_jobs.csv"),
+                                  pd.read_csv(f"{embedded.out_prefix}_jobs.csv"))
+            row["self_jobs_off"], row["self_worst_s"] = itself["jobs_off"], itself["worst_deviation_s"]
     except BatioError as error:
         row["error"] = str(error).splitlines()[0]
     return row
@@ -143,8 +165,8 @@ def batsim_version():
 
 
 MARKDOWN_COLUMNS = ["policy", "workload", "jobs_batsim", "decisions_differ", "jobs_off", "worst_deviation_s",
-                    "worst_relative", "makespan_embedded", "makespan_batsim", "wall_embedded_s", "wall_batsim_s",
-                    "error"]
+                    "worst_relative", "self_jobs_off", "self_worst_s", "makespan_embedded", "makespan_batsim",
+                    "wall_embedded_s", "wall_batsim_s", "error"]
 
 
 def markdown(table, header):
@@ -155,7 +177,7 @@ def markdown(table, header):
         for column in MARKDOWN_COLUMNS:
             value = row[column]
             if isinstance(value, float):
-                value = "" if pd.isna(value) else (f"{value:.2e}" if column.startswith("worst") else f"{value:,.1f}")
+                value = "" if pd.isna(value) else (f"{value:.2e}" if "worst" in column else f"{value:,.1f}")
             cells.append(str(value))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -186,7 +208,8 @@ def parity(out, policies=None, max_jobs=None, sg_config=()):
     table.to_csv(out / "parity.csv", index=False)
     header = (f"Parity of the embedded engine with `{batsim_version()}`, "
               f"{datetime.date.today().isoformat()}: off = start or finish more than "
-              f"{TOLERANCE:.1%} (and {FLOOR_S} s) from Batsim's, on jobs with the same resources"
+              f"{TOLERANCE:.1%} (and {FLOOR_S} s) from Batsim's, on jobs with the same resources; self = the "
+              f"embedded engine against itself with every submission {SHIFT_S:g} s later (rows with jobs off)"
               + (f"; SimGrid options {', '.join(sg_config)} on both engines." if sg_config else "."))
     (out / "parity.md").write_text(markdown(table, header))
     return table
