@@ -146,3 +146,14 @@ def test_garbage_reply_is_a_protocol_error():
 def test_scheduler_that_never_starts_a_job(tmp_path, capsys):
     code, err, _ = run_cli(tmp_path, capsys, one_job(), options={})
     assert code == 2 and "left 1 job(s) neither started nor rejected" in err and "w0!A" in err
+
+
+@pytest.mark.parametrize("speed", ["0f", "-1Gf"])
+def test_compute_host_without_a_positive_speed_is_rejected_as_by_batsim(tmp_path, capsys, speed):
+    platform = tmp_path / "slow.xml"
+    platform.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>\n"
+                        "<platform version='4.1'><zone id='z' routing='Full'>"
+                        "<host id='master_host' speed='1Gf'/><host id='h0' speed='1Gf'/>"
+                        f"<host id='h1' speed='{speed}'/></zone></platform>")
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), platform=platform)
+    assert code == 2 and "slow.xml" in err and "host 'h1'" in err and "non-positive speed" in err
