@@ -136,10 +136,10 @@ def run_here(spec: RunSpec, on_progress=None):
         raise InputError(spec.platform, f"SimGrid cannot load this platform: {error}") from None
     platform = classify(spec.platform, [h.name for h in engine.all_hosts], spec.roles, spec.master_host)
     speeds = {host.name: host.speed for host in engine.all_hosts}
-    for resource in platform.compute:
-        if not speeds[resource.name] > 0:  # NaN too
-            raise InputError(spec.platform, f"host '{resource.name}' is a compute host with a non-positive speed "
-                                            f"({speeds[resource.name]}); Batsim 4.2.1 rejects it", field="speed")
+    for host in platform.compute:
+        if not speeds[host.name] > 0:  # NaN too
+            raise InputError(spec.platform, f"host '{host.name}' is a compute host with a non-positive speed "
+                                            f"({speeds[host.name]}); Batsim 4.2.1 rejects it", field="speed")
     for workload in workloads:
         for job in workload.jobs:
             if job.res > len(platform.compute):
