@@ -341,6 +341,10 @@ class Simulation:
 
     def _completed(self, record):
         self.completed_order.append(record)
+        # SimGrid ends an actor's thread (and unmaps its stack) only once no
+        # handle to the actor is left: keeping it would cost two memory
+        # mappings per finished job, past Linux's default limit in a day's run.
+        record.actor = None
         self.ended_since_call.append(record)
 
     def _drop_profiles_of_ended_jobs(self):
