@@ -107,6 +107,7 @@ def run_here(spec: RunSpec, on_progress=None):
     simgrid = _import_simgrid_quietly()
     from batio.engine.iotimeline import IoTimeline
     from batio.engine import outputs
+    from batio.engine.contention import ContentionModel
     from batio.engine.platform import classify, read_properties
     from batio.engine.server import Config, Simulation
     from batio.engine.transport import InProcessTransport, SocketTransport
@@ -127,6 +128,7 @@ def run_here(spec: RunSpec, on_progress=None):
     except Exception as error:  # SimGrid's parser raises RuntimeError with the line
         raise InputError(spec.platform, f"SimGrid cannot load this platform: {error}") from None
     platform = classify(spec.platform, [h.name for h in engine.all_hosts], spec.roles, spec.master_host)
+    contention = ContentionModel.build(engine, platform)
     for workload in workloads:
         for job in workload.jobs:
             if job.res > len(platform.compute):
@@ -148,7 +150,7 @@ def run_here(spec: RunSpec, on_progress=None):
     config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
                     spec.compute_sharing, spec.storage_sharing, spec.io_exclusive)
     io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
-    sim = Simulation(engine, platform, workloads, transport, config, io, on_progress)
+    sim = Simulation(engine, platform, workloads, transport, config, io, on_progress, contention)
     started = time.perf_counter()
     sim.start()
     try:
@@ -187,6 +189,7 @@ def _write_run_record(spec, platform, path, sim, elapsed):
         "nb_compute_resources": len(platform.compute),
         "nb_storage_resources": len(platform.storage),
         "storage_names": [r.name for r in platform.storage],
+        "contention_links": sorted(sim.contention.regulated) if sim.contention else [],
         "completed": sim.error is None,
         "error": None if sim.error is None else str(sim.error),
         "wall_time_s": elapsed,
