@@ -2,7 +2,8 @@
 
 Input: a CSV of (clients, aggregate throughput) rows, as IOR reports them
 (several rows for one client count, e.g. repetitions, are reduced to their
-median). Output, in the folder given:
+median; lines starting with '#' are comments, and the first other line may be
+a header). Output, in the folder given:
 
 - ``property.xml``: the ``<prop id="batio:contention" .../>`` line to put on
   the storage link or storage host (docs/formats.md), the measured points
@@ -37,6 +38,7 @@ def read_measurement(path, unit="GB/s"):
     if unit not in UNITS:
         raise InputError("--unit", f"unknown unit {unit!r} (known: {', '.join(UNITS)})")
     rows = {}
+    header_seen = False
     try:
         with open(path, newline="") as stream:
             for number, row in enumerate(csv.reader(stream), start=1):
@@ -45,8 +47,9 @@ def read_measurement(path, unit="GB/s"):
                 try:
                     clients, value = float(row[0]), float(row[1])
                 except (ValueError, IndexError):
-                    if number == 1:
-                        continue  # a header
+                    if not rows and not header_seen:
+                        header_seen = True  # a header: the first line that is not a comment
+                        continue
                     raise InputError(path, f"line {number}: expected 'clients,throughput', got {','.join(row)!r}",
                                      field="clients") from None
                 if clients != int(clients) or clients < 1:
@@ -149,19 +152,24 @@ def insert_property(text, element_id, prop, value, source):
     return text[:match.start()] + replacement + text[match.end():]
 
 
-def figure(rows, path, title):
+def figure(rows, curve, path, title, unit="GB/s"):
+    """Measured, declared and simulated aggregate against clients, in the measurement's unit."""
+    scale = 1e9 / UNITS[unit]
     from matplotlib.figure import Figure
+    import numpy as np
     fig = Figure(figsize=(6.4, 4.2))
     axis = fig.add_subplot()
     clients = [r["clients"] for r in rows]
-    axis.plot(clients, [r["declared_GBps"] for r in rows], "-", color="0.6", label="declared curve (linear between points)")
-    axis.plot(clients, [r["measured_GBps"] for r in rows], "o", color="tab:blue", label="measured")
-    axis.plot(clients, [r["simulated_GBps"] for r in rows], "x", color="tab:red", markersize=9,
+    dense = sorted(set(int(k) for k in np.geomspace(min(clients), max(clients), 200)) | set(clients))
+    axis.plot(dense, [curve(k) / UNITS[unit] for k in dense], "-", color="0.6",
+              label="declared curve (linear in clients between points)")
+    axis.plot(clients, [r["measured_GBps"] * scale for r in rows], "o", color="tab:blue", label="measured")
+    axis.plot(clients, [r["simulated_GBps"] * scale for r in rows], "x", color="tab:red", markersize=9,
               label="simulated (k concurrent clients, embedded engine)")
     if max(clients) / min(clients) > 16:
         axis.set_xscale("log", base=2)
     axis.set_xlabel("concurrent clients")
-    axis.set_ylabel("aggregate throughput (GB/s)")
+    axis.set_ylabel(f"aggregate throughput ({unit})")
     axis.set_ylim(bottom=0)
     axis.set_title(title, fontsize=10)
     axis.grid(alpha=0.3)
@@ -194,7 +202,7 @@ def calibrate(measurement, out, unit="GB/s", direction="both", platform=None, el
         writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows({key: (f"{v:.6g}" if isinstance(v, float) else v) for key, v in row.items()} for row in rows)
-    figure(rows, out / "calibration.png", f"{Path(measurement).name}: measured vs simulated")
+    figure(rows, curve, out / "calibration.png", f"{Path(measurement).name}: measured vs simulated", unit)
     if platform is not None:
         text = Path(platform).read_text()
         calibrated = insert_property(text, element, prop, value, platform)
