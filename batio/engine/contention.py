@@ -145,12 +145,15 @@ class _RegulatedLink:
                    for d, count in self.clients.items()) / total
 
     def update(self):
+        """Set the curve's bandwidth for the clients now on the link; True if it changed."""
         if self.clients[READ] + self.clients[WRITE] == 0:
-            return  # nothing crosses it: its bandwidth does not matter until a client comes
+            return False  # nothing crosses it: its bandwidth does not matter until a client comes
         capacity = self.capacity()
-        if capacity != self.bandwidth:
-            self.bandwidth = capacity
-            self.link.set_bandwidth(capacity)
+        if capacity == self.bandwidth:
+            return False
+        self.bandwidth = capacity
+        self.link.set_bandwidth(capacity)
+        return True
 
 
 class ContentionModel:
@@ -158,6 +161,7 @@ class ContentionModel:
 
     def __init__(self, regulated):
         self.regulated = regulated  # SimGrid link name -> _RegulatedLink
+        self.bandwidth_changes = 0  # set_bandwidth calls, for the run record
         self._crossed = {}  # (source host name, destination host name) -> [_RegulatedLink]
 
     @classmethod
@@ -224,15 +228,17 @@ class ContentionModel:
             for entry in self._links_crossed(source, destination):
                 entry.clients[direction] += 1
                 counted.append((entry, direction))
-        for entry in {id(e): e for e, _ in counted}.values():
-            entry.update()
+        self._update(counted)
         return counted
 
     def ended(self, counted):
         for entry, direction in counted:
             entry.clients[direction] -= 1
+        self._update(counted)
+
+    def _update(self, counted):
         for entry in {id(e): e for e, _ in counted}.values():
-            entry.update()
+            self.bandwidth_changes += entry.update()
 
 
 def _narrowest_shared(routes, nearest_last, source, where, direction):

@@ -190,6 +190,7 @@ def _write_run_record(spec, platform, path, sim, elapsed):
         "nb_storage_resources": len(platform.storage),
         "storage_names": [r.name for r in platform.storage],
         "contention_links": sorted(sim.contention.regulated) if sim.contention else [],
+        "contention_bandwidth_changes": sim.contention.bandwidth_changes if sim.contention else 0,
         "completed": sim.error is None,
         "error": None if sim.error is None else str(sim.error),
         "wall_time_s": elapsed,

@@ -1,0 +1,50 @@
+"""Benchmark of the contention model (issue 15): engine wall time with it on and off.
+
+Workload 2 of paper 000 (workloads/stria_w2.json, 1,550 jobs, 1,520 of them
+writes) under default backfill (`conservative`) on `stria15_lustre_fig4`,
+whose `lustre_sustained` link carries the Fig. 4 curve ("on"), and on the
+same file with the curve removed ("off"), one run after the other.
+
+    .venv/bin/python scripts/bench_contention.py [--reps 1]
+"""
+
+import argparse
+import json
+from pathlib import Path
+import re
+import tempfile
+
+from batio.catalog import scheduler_file_and_options
+from batio.engine.run import RunSpec, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+PLATFORM = ROOT / "platforms" / "stria15_lustre_fig4.xml"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=1)
+    args = parser.parse_args()
+    scheduler, options = scheduler_file_and_options("conservative")
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        off = folder / "stria15_lustre_fig4_off.xml"
+        off.write_text(re.sub(r'\s*<prop id="batio:contention"[^>]*/>', "", PLATFORM.read_text()))
+        rows = []
+        for rep in range(args.reps):
+            for name, platform in (("off", off), ("on", PLATFORM)):
+                prefix = folder / f"{name}{rep}" / "out"
+                result = simulate(RunSpec(str(platform), [str(ROOT / "workloads" / "stria_w2.json")],
+                                          str(scheduler), str(prefix), options))
+                record = json.loads(Path(f"{prefix}_run.json").read_text())
+                rows.append((name, rep, result["wall_time"], result["simulated_time"],
+                             record["contention_bandwidth_changes"]))
+    print(f"{'model':<6} {'rep':>3} {'wall s':>8} {'makespan s':>11} {'bandwidth changes':>18}")
+    for name, rep, wall, makespan, changes in rows:
+        print(f"{name:<6} {rep:>3} {wall:>8.1f} {makespan:>11.0f} {changes:>18}")
+    mean = {name: sum(r[2] for r in rows if r[0] == name) / args.reps for name in ("off", "on")}
+    print(f"on / off wall time: {mean['on'] / mean['off']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
