@@ -23,7 +23,9 @@ counted on a link if its route crosses it. With k clients on a link, k_r
 reading and k_w writing, the bandwidth is (k_r C_read(k) + k_w C_write(k)) / k:
 one curve per direction, both read at the total load k. Between points the
 curve is linear; below the first and beyond the last it is flat. A direction
-without a curve keeps the link's XML bandwidth.
+without a curve keeps the link's XML bandwidth, and so does the link when no
+client crosses it. Other traffic on the link (jobs' communications) shares
+its current bandwidth without counting as clients.
 
 On a storage host (or the ``<cluster>`` of storage hosts), the property
 regulates, per direction, the narrowest link that every compute host's route
@@ -145,10 +147,10 @@ class _RegulatedLink:
                    for d, count in self.clients.items()) / total
 
     def update(self):
-        """Set the curve's bandwidth for the clients now on the link; True if it changed."""
-        if self.clients[READ] + self.clients[WRITE] == 0:
-            return False  # nothing crosses it: its bandwidth does not matter until a client comes
-        capacity = self.capacity()
+        """Set the curve's bandwidth for the clients now on the link (the XML
+        bandwidth when none is left: other traffic may cross it); True if it changed."""
+        empty = self.clients[READ] + self.clients[WRITE] == 0
+        capacity = self.nominal if empty else self.capacity()
         if capacity == self.bandwidth:
             return False
         self.bandwidth = capacity
