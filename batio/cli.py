@@ -3,6 +3,7 @@
     batio run --platform P --workload W --scheduler S [--options JSON] --out DIR
     batio compare --platform P --workload W --schedulers A,B,C --out DIR
     batio sweep CONFIG.yaml [--workers N] [--scheduler-address ADDR]
+    batio calibrate MEASURED.csv --out DIR [--unit GB/s] [--platform P --element ID]
     batio list
 """
 
@@ -168,6 +169,20 @@ def command_parity(args):
     return 0
 
 
+def command_calibrate(args):
+    from batio.calibrate import calibrate
+    platform = str(catalog.platform_path(args.platform)) if args.platform else None
+    rows, line = calibrate(args.measurement, args.out, args.unit, args.direction, platform, args.element)
+    print(f"{'clients':>8} {'measured GB/s':>14} {'simulated GB/s':>15} {'error %':>8}")
+    for row in rows:
+        print(f"{row['clients']:>8} {row['measured_GBps']:>14.4g} {row['simulated_GBps']:>15.4g} "
+              f"{row['error_percent']:>8.2f}")
+    print(f"property: {line}")
+    print(f"written: {Path(args.out) / 'property.xml'}, calibration.csv, calibration.png"
+          + (f", {Path(platform).stem}_calibrated.xml" if platform else ""))
+    return 0
+
+
 def command_list(_args):
     print("platforms:  " + ", ".join(sorted(catalog.bundled_platforms())))
     print("workloads:  " + ", ".join(sorted(catalog.bundled_workloads())))
@@ -255,6 +270,18 @@ def parser():
     check.add_argument("--sg-cfg", action="append", default=[], metavar="OPT:VALUE",
                        help="a SimGrid option for both engines (e.g. maxmin/precision:1e-9)")
     check.set_defaults(handler=command_parity)
+
+    calibration = commands.add_parser("calibrate", help="a contention curve (batio:contention) from a measured "
+                                                        "clients x aggregate throughput CSV, checked on the engine")
+    calibration.add_argument("measurement", help="CSV rows 'clients,aggregate throughput' (IOR's; header allowed)")
+    calibration.add_argument("--out", required=True, help="output folder: property.xml, calibration.csv/.png")
+    calibration.add_argument("--unit", default="GB/s", help="unit of the throughput column: B/s, MB/s, GB/s "
+                                                            "(default), MiB/s, GiB/s")
+    calibration.add_argument("--direction", default="both", choices=["both", "read", "write"],
+                             help="which transfers the curve is for (default both: batio:contention)")
+    calibration.add_argument("--platform", help="also write a copy of this platform with the property added")
+    calibration.add_argument("--element", help="id of the <link>, <host> or <cluster> to add it to")
+    calibration.set_defaults(handler=command_calibrate)
 
     listing = commands.add_parser("list", help="list bundled platforms, workloads and schedulers")
     listing.set_defaults(handler=command_list)

@@ -8,7 +8,7 @@ last start to the first end). Each k is repeated with several seeds, i.e.
 several random choices of volumes, as the paper's box plot gathers many
 measurements. Prints the table, writes it as CSV and plots it (PNG).
 
-    .venv/bin/python scripts/stria_fig4.py [--reps 5] [--out out/stria_fig4]
+    .venv/bin/python scripts/stria_fig4.py [--reps 5] [--platforms literal congested fig4 degrading] [--out out/stria_fig4]
 """
 
 import argparse
@@ -33,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PLATFORMS = {
     "literal": ROOT / "platforms" / "stria15_lustre.xml",
     "congested": ROOT / "platforms" / "stria15_lustre_congested.xml",
+    "fig4": ROOT / "platforms" / "stria15_lustre_fig4.xml",            # contention curve: Fig. 4 as printed
+    "degrading": ROOT / "platforms" / "stria15_lustre_degrading.xml",  # the same with a published loss
 }
 SAMPLE_PERIOD = 1.0  # seconds, the engine's default --io-sample-period
 
@@ -112,19 +114,21 @@ def main():
     parser.add_argument("--max-jobs", type=int, default=15)
     parser.add_argument("--out", default=str(ROOT / "out" / "stria_fig4"))
     parser.add_argument("--workers", type=int, default=os.cpu_count())
+    parser.add_argument("--platforms", nargs="+", choices=list(PLATFORMS), default=["literal", "congested"])
     args = parser.parse_args()
+    platforms = {name: PLATFORMS[name] for name in args.platforms}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     ks = list(range(args.max_jobs + 1))
-    cases = [(name, k, seed) for name in PLATFORMS for k in ks for seed in range(1, args.reps + 1)]
+    cases = [(name, k, seed) for name in platforms for k in ks for seed in range(1, args.reps + 1)]
     with ThreadPoolExecutor(args.workers) as pool:  # each simulation runs in its own process
         rates = pool.map(lambda case: measure(PLATFORMS[case[0]], case[1], case[2], out / "runs"), cases)
-        results = {name: {k: [] for k in ks} for name in PLATFORMS}
+        results = {name: {k: [] for k in ks} for name in platforms}
         for (name, k, _), rate in zip(cases, rates):
             results[name][k].append(rate)
 
-    header = ["k"] + [f"{name} {stat} (GiB/s)" for name in PLATFORMS for stat in ("mean", "min", "max")]
-    table = [[k] + [round(f(results[name][k]) / GiB, 2) for name in PLATFORMS for f in (statistics.mean, min, max)]
+    header = ["k"] + [f"{name} {stat} (GiB/s)" for name in platforms for stat in ("mean", "min", "max")]
+    table = [[k] + [round(f(results[name][k]) / GiB, 2) for name in platforms for f in (statistics.mean, min, max)]
              for k in ks]
     with open(out / "stria_fig4.csv", "w", newline="") as stream:
         csv.writer(stream).writerows([header] + table)

@@ -22,6 +22,7 @@ import math
 
 import simgrid as sg
 
+from batio.engine.contention import READ, WRITE
 from batio.engine.wire import as_batsim_writes
 
 WALLTIME_REACHED = -1
@@ -44,6 +45,7 @@ class JobExecution:
         self.ptask = None
         self.timed_out = None  # a ptask past the walltime, still running (see release)
         self.timed_out_locks = []
+        self.timed_out_clients = None  # what the contention model counts for the timed-out ptask
         self.progress = []  # sub-task index at each depth of the composed profiles being run
         self.delay_started = None
 
@@ -90,6 +92,7 @@ class JobExecution:
             self.timed_out.cancel()
             self.timed_out = None
             _give_back(self.timed_out_locks)
+            self._clients_leave(self.timed_out_clients)
 
     def _run_profile(self, name, depth):
         profile = self.sim.profile(self.record.job.workload, name)
@@ -121,7 +124,7 @@ class JobExecution:
         finally:
             self.delay_started = None
 
-    def _run_ptask(self, hosts, flops, bytes_matrix, traffic):
+    def _run_ptask(self, hosts, flops, bytes_matrix, traffic, streams):
         locks = self.sim.exclusive_io_locks(traffic)
         waited_from = sg.Engine.clock
         if not self._take(locks):
@@ -131,6 +134,10 @@ class JobExecution:
         began = sg.Engine.clock
         self.ptask = ptask
         self.sim.io.start(ptask, traffic, began)
+        # The contention model (a platform property, beyond Batsim) resets the
+        # storage links' bandwidth before this transfer joins them; without it
+        # the path is Batsim's.
+        clients = self.sim.contention.started(streams) if self.sim.contention and streams else None
         code = 0
         try:
             ptask.start()
@@ -139,19 +146,24 @@ class JobExecution:
             else:
                 ptask.wait_for(self.remaining)
         except sg.TimeoutException:
-            self.timed_out, self.timed_out_locks = ptask, locks
+            self.timed_out, self.timed_out_locks, self.timed_out_clients = ptask, locks, clients
             code = WALLTIME_REACHED
         except sg.CancelException:
             code = KILLED
         finally:
             self.ptask = None
-            if code != WALLTIME_REACHED:
+            if code != WALLTIME_REACHED:  # a ptask past its walltime runs on until release
                 _give_back(locks)
+                self._clients_leave(clients)
         if code == 0:
             self.sim.io.completed(ptask, sg.Engine.clock)
         if not math.isinf(self.remaining):
             self.remaining -= sg.Engine.clock - began
         return code
+
+    def _clients_leave(self, clients):
+        if clients is not None:
+            self.sim.contention.ended(clients)
 
     def _take(self, locks):
         """Wait for exclusive use of the storage hosts (the ``io_exclusive``
@@ -184,7 +196,11 @@ class JobExecution:
         return resource.name, self.sim.host(resource.name)
 
     def _ptask_of(self, name, profile):
-        """(hosts, flops, bytes matrix, storage traffic) of a parallel profile."""
+        """(hosts, flops, bytes matrix, storage traffic, storage clients) of a parallel profile.
+
+        The clients, [(source host, destination host, READ or WRITE)], are what
+        the contention model counts: one per job host and direction with bytes.
+        """
         kind = profile["type"]
         hosts = list(self.hosts)
         n = len(hosts)
@@ -192,13 +208,13 @@ class JobExecution:
             if len(profile["cpu"]) != n:
                 raise ProfileError(f"job '{self.record.job.id}': profile '{name}' describes "
                                    f"{len(profile['cpu'])} hosts but the job runs on {n}")
-            return hosts, list(map(float, profile["cpu"])), list(map(float, profile["com"])), []
+            return hosts, list(map(float, profile["cpu"])), list(map(float, profile["com"])), [], []
         if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
             cpu, com = float(profile["cpu"]), float(profile["com"])
             if kind == "parallel_homogeneous_total":
                 cpu, com = cpu / n, com / n
             matrix = [0.0 if i == j else com for i in range(n) for j in range(n)] if com > 0 else []
-            return hosts, [cpu] * n, matrix, []
+            return hosts, [cpu] * n, matrix, [], []
         if kind == "parallel_homogeneous_pfs":
             label = profile.get("storage", profile.get("host", "pfs"))
             storage_name, storage = self._storage_host(label, True)
@@ -210,13 +226,16 @@ class JobExecution:
                 for i in range(n):
                     matrix[i * size + n] = write
                     matrix[n * size + i] = read
-            return hosts + [storage], [0.0] * size, matrix, [(storage_name, read * n, write * n)]
+            streams = ([(storage, host, READ) for host in hosts] if read > 0 else []) \
+                + ([(host, storage, WRITE) for host in hosts] if write > 0 else [])
+            return hosts + [storage], [0.0] * size, matrix, [(storage_name, read * n, write * n)], streams
         if kind == "data_staging":
             source_name, source = self._storage_host(profile["from"], False)
             target_name, target = self._storage_host(profile["to"], False)
             nb_bytes = float(profile["nb_bytes"])
             matrix = [0.0, nb_bytes, 0.0, 0.0] if nb_bytes > 0 else []
-            return [source, target], [0.0, 0.0], matrix, [(source_name, nb_bytes, 0.0), (target_name, 0.0, nb_bytes)]
+            return [source, target], [0.0, 0.0], matrix, [(source_name, nb_bytes, 0.0), (target_name, 0.0, nb_bytes)], \
+                [(source, target, WRITE)] if nb_bytes > 0 else []
         raise ProfileError(f"profile type '{kind}' cannot run")  # workload checks make this unreachable
 
 

@@ -109,6 +109,7 @@ def run_here(spec: RunSpec, on_progress=None):
     simgrid = _import_simgrid_quietly()
     from batio.engine.iotimeline import IoTimeline
     from batio.engine import outputs
+    from batio.engine.contention import ContentionModel
     from batio.engine.platform import classify, read_properties
     from batio.engine.server import Config, Simulation
     from batio.engine.transport import InProcessTransport, SocketTransport
@@ -140,6 +141,7 @@ def run_here(spec: RunSpec, on_progress=None):
         if not speeds[host.name] > 0:  # NaN too
             raise InputError(spec.platform, f"host '{host.name}' is a compute host with a non-positive speed "
                                             f"({speeds[host.name]}); Batsim 4.2.1 rejects it", field="speed")
+    contention = ContentionModel.build(engine, platform)
     for workload in workloads:
         for job in workload.jobs:
             if job.res > len(platform.compute):
@@ -161,7 +163,7 @@ def run_here(spec: RunSpec, on_progress=None):
     config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
                     spec.compute_sharing, spec.storage_sharing, spec.io_exclusive, spec.profile_reuse)
     io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
-    sim = Simulation(engine, platform, workloads, transport, config, io, on_progress)
+    sim = Simulation(engine, platform, workloads, transport, config, io, on_progress, contention)
     started = time.perf_counter()
     sim.start()
     try:
@@ -200,6 +202,8 @@ def _write_run_record(spec, platform, path, sim, elapsed):
         "nb_compute_resources": len(platform.compute),
         "nb_storage_resources": len(platform.storage),
         "storage_names": [r.name for r in platform.storage],
+        "contention_links": sorted(sim.contention.regulated) if sim.contention else [],
+        "contention_bandwidth_changes": sim.contention.bandwidth_changes if sim.contention else 0,
         "completed": sim.error is None,
         "error": None if sim.error is None else str(sim.error),
         "wall_time_s": elapsed,

@@ -60,13 +60,14 @@ class Config:
 class Simulation:
     """One run: call ``start`` before ``simgrid.Engine.run``."""
 
-    def __init__(self, engine, platform, workloads, transport, config, io, on_progress=None):
+    def __init__(self, engine, platform, workloads, transport, config, io, on_progress=None, contention=None):
         self.platform = platform
         self.workloads = {w.name: w for w in workloads}
         self.static_workloads = [w.name for w in workloads]
         self.transport = transport
         self.config = config
         self.io = io  # an IoTimeline
+        self.contention = contention  # a ContentionModel when the platform declares curves, else None
         self.on_progress = on_progress  # called after each scheduler reply
         self._hosts = {h.name: h for h in engine.all_hosts}
         self.master = self._hosts[platform.master]

@@ -1,0 +1,254 @@
+"""Storage throughput that depends on how many clients use it (beyond Batsim).
+
+SimGrid shares a link fairly and loses no bandwidth however many transfers
+cross it, while real parallel file systems deliver less in aggregate once
+too many clients write at once. A platform may declare, on a ``<link>`` or
+on a storage host, the measured aggregate throughput as a function of the
+number of concurrent clients:
+
+    <prop id="batio:contention" value="1:4GiBps 3:10GiBps 15:15GiBps"/>
+
+(``batio:contention_read`` / ``batio:contention_write`` for a direction
+whose curve differs). The engine then sets the link's bandwidth to the
+curve's value whenever the number of clients crossing it changes: with fair
+sharing, the aggregate of the transfers a saturated link carries is its
+bandwidth. SimGrid's own load-dependent sharing (``NONLINEAR``) is ignored by
+ptask_L07, Batsim's model, and a parallel task crossing such a link hung;
+``Link.set_bandwidth`` while transfers run is honoured (measured).
+
+Clients: a ``parallel_homogeneous_pfs`` transfer of an n-host job is n
+clients per direction it moves bytes in (an IOR client is a node or a
+process); a ``data_staging`` transfer is one writing client. A client is
+counted on a link if its route crosses it. With k clients on a link, k_r
+reading and k_w writing, the bandwidth is (k_r C_read(k) + k_w C_write(k)) / k:
+one curve per direction, both read at the total load k. Between points the
+curve is linear; below the first and beyond the last it is flat. A direction
+without a curve keeps the link's XML bandwidth, and so does the link when no
+client crosses it. Other traffic on the link (jobs' communications) shares
+its current bandwidth without counting as clients.
+
+On a storage host (or the ``<cluster>`` of storage hosts), the property
+regulates, per direction, the narrowest link that every compute host's route
+to (writes) or from (reads) the host crosses; ties go to the link nearest
+the storage host. Real Batsim ignores the property and shares the link
+fairly at its XML bandwidth.
+
+Without any such property nothing here runs: ``build`` returns None and job
+times are those of Batsim's fair sharing to the last digit.
+"""
+
+from dataclasses import dataclass
+import logging
+import re
+import xml.etree.ElementTree as ET
+
+from batio.errors import InputError
+
+log = logging.getLogger(__name__)
+
+PROPERTY = "batio:contention"
+READ_PROPERTY = "batio:contention_read"
+WRITE_PROPERTY = "batio:contention_write"
+_PROPERTIES = (PROPERTY, READ_PROPERTY, WRITE_PROPERTY)
+READ, WRITE = "read", "write"
+
+# SimGrid's bandwidth units (bytes per second, or bits with "bps").
+_UNITS = {"": 1.0, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "GBps": 1e9, "TBps": 1e12,
+          "KiBps": 2.0 ** 10, "MiBps": 2.0 ** 20, "GiBps": 2.0 ** 30, "TiBps": 2.0 ** 40,
+          "bps": 1 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8, "Gbps": 1e9 / 8, "Tbps": 1e12 / 8}
+_POINT = re.compile(r"^\s*(\d+)\s*:\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*$")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Aggregate throughput (bytes/s) at each measured number of clients."""
+    points: tuple  # ((clients, bytes per second), ...), clients strictly increasing
+
+    def __call__(self, clients):
+        points = self.points
+        if clients <= points[0][0]:
+            return points[0][1]
+        for (k0, c0), (k1, c1) in zip(points, points[1:]):
+            if clients <= k1:
+                return c0 + (c1 - c0) * (clients - k0) / (k1 - k0)
+        return points[-1][1]
+
+    def text(self):
+        return " ".join(f"{k}:{c:.6g}" for k, c in self.points)
+
+
+def parse_curve(text, source, prop, where):
+    """A curve from 'clients:throughput ...'; one-line errors name file, element and property."""
+    def fail(problem):
+        raise InputError(source, f"{where}: {problem}", field=prop)
+    parts = [part for part in re.split(r"[\s,;]+", text.strip()) if part]
+    if not parts:
+        fail("is empty; expected points 'clients:throughput', e.g. '1:10GBps 8:7GBps'")
+    points = []
+    for part in parts:
+        match = _POINT.match(part)
+        if not match:
+            fail(f"point '{part}' is not 'clients:throughput' with a whole number of clients "
+                 "(e.g. '8:7e9' or '8:7GBps')")
+        clients, number, unit = match.groups()
+        if unit not in _UNITS:
+            fail(f"point '{part}' has an unknown unit '{unit}' (known: {', '.join(u for u in _UNITS if u)})")
+        try:
+            throughput = float(number) * _UNITS[unit]
+        except ValueError:
+            fail(f"point '{part}' has an unreadable throughput '{number}'")
+        if int(clients) < 1:
+            fail(f"point '{part}': the number of clients must be at least 1")
+        if not throughput > 0:
+            fail(f"point '{part}': the throughput must be positive")
+        if points and int(clients) <= points[-1][0]:
+            fail(f"point '{part}': clients must increase from point to point (after {points[-1][0]})")
+        points.append((int(clients), throughput))
+    return Curve(tuple(points))
+
+
+def _curves(props, source, where):
+    """(read curve, write curve) of one element's properties; None where not declared."""
+    unknown = [p for p in props if p.startswith("batio:contention") and p not in _PROPERTIES]
+    if unknown:
+        raise InputError(source, f"{where}: unknown property (known: {', '.join(_PROPERTIES)})", field=unknown[0])
+    parsed = {p: parse_curve(props[p], source, p, where) for p in _PROPERTIES if p in props}
+    both = parsed.get(PROPERTY)
+    return parsed.get(READ_PROPERTY, both), parsed.get(WRITE_PROPERTY, both)
+
+
+def link_properties(path):
+    """link id -> its <prop> values, for the links that have any."""
+    return {link.get("id"): {p.get("id"): p.get("value", "") for p in link.findall("prop")}
+            for link in ET.parse(path).getroot().iter("link") if link.find("prop") is not None}
+
+
+class _RegulatedLink:
+    def __init__(self, link):
+        self.link = link
+        self.nominal = link.bandwidth
+        self.curves = {READ: None, WRITE: None}
+        self.declared_by = {READ: None, WRITE: None}
+        self.clients = {READ: 0, WRITE: 0}
+        self.bandwidth = self.nominal
+
+    def declare(self, direction, curve, who, source):
+        if curve is None:
+            return
+        if self.curves[direction] is not None and self.curves[direction] != curve:
+            raise InputError(source, f"link '{self.link.name}' gets two different {direction} curves, from "
+                                     f"{self.declared_by[direction]} and from {who}", field=PROPERTY)
+        self.curves[direction] = curve
+        self.declared_by[direction] = who
+
+    def capacity(self):
+        total = self.clients[READ] + self.clients[WRITE]
+        return sum(count * (self.curves[d](total) if self.curves[d] else self.nominal)
+                   for d, count in self.clients.items()) / total
+
+    def update(self):
+        """Set the curve's bandwidth for the clients now on the link (the XML
+        bandwidth when none is left: other traffic may cross it); True if it changed."""
+        empty = self.clients[READ] + self.clients[WRITE] == 0
+        capacity = self.nominal if empty else self.capacity()
+        if capacity == self.bandwidth:
+            return False
+        self.bandwidth = capacity
+        self.link.set_bandwidth(capacity)
+        return True
+
+
+class ContentionModel:
+    """Counts the clients on each regulated link and sets its bandwidth."""
+
+    def __init__(self, regulated):
+        self.regulated = regulated  # SimGrid link name -> _RegulatedLink
+        self.bandwidth_changes = 0  # set_bandwidth calls, for the run record
+        self._crossed = {}  # (source host name, destination host name) -> [_RegulatedLink]
+
+    @classmethod
+    def build(cls, engine, platform):
+        """The model of a loaded platform, or None when it declares no contention curve."""
+        source = platform.path
+        links = {link.name: link for link in engine.all_links}
+        regulated = {}
+
+        def regulate(link, direction, curve, who):
+            entry = regulated.setdefault(link.name, _RegulatedLink(link))
+            entry.declare(direction, curve, who, source)
+
+        for link_id, props in link_properties(source).items():
+            read, write = _curves(props, source, f"link '{link_id}'")
+            if read is None and write is None:
+                continue
+            # A SPLITDUPLEX link is two SimGrid links, one per direction of use.
+            names = [n for n in (link_id, f"{link_id}_UP", f"{link_id}_DOWN") if n in links]
+            for name in names:
+                regulate(links[name], READ, read, f"link '{link_id}'")
+                regulate(links[name], WRITE, write, f"link '{link_id}'")
+
+        storage = {r.name for r in platform.storage}
+        hosts = {h.name: h for h in engine.all_hosts}
+        compute = [hosts[r.name] for r in platform.compute]
+        for name, props in sorted(platform.properties.items()):
+            if not any(p.startswith("batio:contention") for p in props):
+                continue
+            where = f"host '{name}'"
+            if name not in storage:
+                declared = next(p for p in props if p.startswith("batio:contention"))
+                raise InputError(source, f"{where} is not a storage host (role 'storage'); a contention curve "
+                                         "goes on a storage host or on a <link>", field=declared)
+            read, write = _curves(props, source, where)
+            host = hosts[name]
+            if write is not None:
+                regulate(_narrowest_shared([c.route_to(host)[0] for c in compute], nearest_last=True,
+                                           source=source, where=where, direction=WRITE), WRITE, write, where)
+            if read is not None:
+                regulate(_narrowest_shared([host.route_to(c)[0] for c in compute], nearest_last=False,
+                                           source=source, where=where, direction=READ), READ, read, where)
+        if not regulated:
+            return None
+        for entry in regulated.values():
+            log.info("contention: link %s, read %s, write %s", entry.link.name,
+                     entry.curves[READ] and entry.curves[READ].text(), entry.curves[WRITE] and entry.curves[WRITE].text())
+        return cls(regulated)
+
+    def _links_crossed(self, source, destination):
+        key = (source.name, destination.name)
+        crossed = self._crossed.get(key)
+        if crossed is None:
+            crossed = [self.regulated[link.name] for link in source.route_to(destination)[0]
+                       if link.name in self.regulated]
+            self._crossed[key] = crossed
+        return crossed
+
+    def started(self, streams):
+        """``streams``: [(source host, destination host, READ or WRITE)], one per client.
+        Returns what ``ended`` takes back."""
+        counted = []
+        for source, destination, direction in streams:
+            for entry in self._links_crossed(source, destination):
+                entry.clients[direction] += 1
+                counted.append((entry, direction))
+        self._update(counted)
+        return counted
+
+    def ended(self, counted):
+        for entry, direction in counted:
+            entry.clients[direction] -= 1
+        self._update(counted)
+
+    def _update(self, counted):
+        for entry in {id(e): e for e, _ in counted}.values():
+            self.bandwidth_changes += entry.update()
+
+
+def _narrowest_shared(routes, nearest_last, source, where, direction):
+    """The narrowest link on every route; ties to the one nearest the storage host."""
+    shared = set.intersection(*({link.name for link in route} for route in routes)) if routes else set()
+    candidates = [link for link in (reversed(routes[0]) if nearest_last else routes[0]) if link.name in shared]
+    if not candidates:
+        raise InputError(source, f"{where}: no link is crossed by every compute host's {direction} route, so "
+                                 "there is no storage link to regulate; put the curve on a <link>",
+                         field=PROPERTY)
+    return min(candidates, key=lambda link: link.bandwidth)  # min keeps the first of equals

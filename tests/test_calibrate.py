@@ -1,0 +1,57 @@
+"""batio calibrate: a measured curve in, the property and the engine's curve out."""
+
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+
+from batio.calibrate import insert_property, read_measurement
+from batio.cli import main
+from batio.errors import InputError
+
+MEASURED = "clients,aggregate GB/s\n1,1.0\n2,1.8\n4,3.2\n4,2.8\n4,3.0\n8,2.4\n"
+
+
+def test_repetitions_reduce_to_their_median(tmp_path):
+    path = tmp_path / "ior.csv"
+    path.write_text(MEASURED)
+    assert read_measurement(path) == [(1, 1e9), (2, 1.8e9), (4, 3e9), (8, 2.4e9)]
+    assert read_measurement(path, "MiB/s")[0] == (1, 2 ** 20)
+
+
+@pytest.mark.parametrize("text, problem", [("clients,x\n1,1\n2,-1\n", "line 3: the aggregate throughput must be positive"),
+                                           ("1,1\n2.5,2\n", "line 2: clients must be a whole number"),
+                                           ("1,1\n2,fast\n", "line 2: expected 'clients,throughput'"),
+                                           ("clients,x\n", "no measurement rows")])
+def test_bad_measurements_are_one_line_errors(tmp_path, text, problem):
+    path = tmp_path / "ior.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=problem):
+        read_measurement(path)
+
+
+def test_the_property_goes_on_the_named_element(tmp_path):
+    text = '<platform>\n  <link id="disk" bandwidth="1GBps"/>\n  <link id="other" bandwidth="1GBps"/>\n</platform>'
+    result = ET.fromstring(insert_property(text, "disk", "batio:contention", "1:1GBps", "p.xml"))
+    assert [(p.get("id"), p.get("value")) for p in result.find("link[@id='disk']")] == [("batio:contention", "1:1GBps")]
+    assert list(result.find("link[@id='other']")) == []
+    with pytest.raises(InputError, match="no <link>, <host> or <cluster> with id 'nope'"):
+        insert_property(text, "nope", "batio:contention", "1:1GBps", "p.xml")
+
+
+def test_calibrate_writes_the_property_and_the_simulated_curve(tmp_path, capsys):
+    """The engine's k concurrent writers give the measured medians within 1 %."""
+    path = tmp_path / "ior.csv"
+    path.write_text(MEASURED)
+    out = tmp_path / "cal"
+    assert main(["calibrate", str(path), "--out", str(out), "--platform", "cluster16_pfs", "--element", "storage"]) == 0
+    assert (out / "property.xml").read_text() == \
+        '<prop id="batio:contention" value="1:1GBps 2:1.8GBps 4:3GBps 8:2.4GBps"/>\n'
+    table = pd.read_csv(out / "calibration.csv")
+    assert list(table["clients"]) == [1, 2, 4, 8]
+    assert list(table["simulated_GBps"]) == pytest.approx([1.0, 1.8, 3.0, 2.4], rel=0.01)
+    assert (out / "calibration.png").stat().st_size > 0
+    calibrated = ET.parse(out / "cluster16_pfs_calibrated.xml").getroot()
+    props = {p.get("id"): p.get("value") for p in calibrated.find(".//cluster[@id='storage']")}
+    assert props["batio:contention"] == "1:1GBps 2:1.8GBps 4:3GBps 8:2.4GBps"
+    assert "property: <prop" in capsys.readouterr().out
