@@ -9,6 +9,7 @@
 
 import argparse
 import json
+import logging
 from pathlib import Path
 import sys
 
@@ -289,6 +290,7 @@ def parser():
 
 
 def main(argv=None):
+    logging.basicConfig(format="batio: %(levelname)s: %(message)s", level=logging.WARNING)
     args = parser().parse_args(argv)
     try:
         return args.handler(args)

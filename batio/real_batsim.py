@@ -11,6 +11,7 @@ Docker with the same pieces.
 
 from dataclasses import asdict
 import json
+import logging
 from pathlib import Path
 import shutil
 import socket
@@ -27,6 +28,8 @@ from batio.errors import BatioError, EngineError, SchedulerError
 BATSCHED_FLAGS = {"queue_order": "--queue_order", "policy": "--policy", "rjms_delay": "--rjms_delay",
                   "verbosity": "--verbosity"}
 BIND_TIMEOUT_S = 20.0  # how long the scheduler may take to bind its socket
+
+logger = logging.getLogger(__name__)
 
 
 # -- command lines ------------------------------------------------------------------------
@@ -92,6 +95,9 @@ def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
     """Start the scheduler, let ``run_batsim(endpoint, log_path)`` run Batsim to its exit
     code, check both, and write the run record."""
     prefix = spec.out_prefix
+    if "batio:contention" in Path(spec.platform).read_text(errors="replace"):
+        logger.warning("%s declares batio:contention, which Batsim ignores: its storage links share bandwidth "
+                    "fairly, without the throughput loss the embedded engine simulates", spec.platform)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     port = processes.choose_port(spec.port)
     endpoint = f"tcp://127.0.0.1:{port}"

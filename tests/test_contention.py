@@ -4,6 +4,8 @@ The platforms have no latency and a storage link that is the only
 bottleneck, so a transfer of b bytes at r bytes/s takes exactly b / r.
 """
 
+import shutil
+
 import pytest
 
 from batio.engine.contention import Curve, parse_curve
@@ -186,3 +188,21 @@ def test_a_misspelt_property_is_an_error(tmp_path, simulate_workload):
     work, options = waves([1])
     with pytest.raises(InputError, match=r"field 'batio:contention_writes': link 'disk': unknown property"):
         simulate_workload(work, platform=path, options=options)
+
+
+@pytest.mark.skipif(shutil.which("batsim") is None, reason="no batsim binary on PATH")
+def test_real_batsim_ignores_the_curve_and_says_so(tmp_path, caplog):
+    # Batsim accepts the property and shares fairly: the same job times as
+    # on the platform without it, and batio warns that the loss is not simulated.
+    from batio.catalog import platform_path, scheduler_file_and_options, workload_path
+    from batio.engine.run import RunSpec
+    from batio.real_batsim import run_with_batsim_binary
+    scheduler, options = scheduler_file_and_options("iolist")
+    times = {}
+    for name in ("periodic_rack", "periodic_rack_degrading"):
+        spec = RunSpec(str(platform_path(name)), [str(workload_path("periodic_mbn_a06"))], str(scheduler),
+                       str(tmp_path / name / "out"), options=options)
+        run_with_batsim_binary(spec, timeout_s=300)
+        times[name] = (tmp_path / name / "out_jobs.csv").read_text()
+    assert times["periodic_rack"] == times["periodic_rack_degrading"]
+    assert "declares batio:contention, which Batsim ignores" in caplog.text
