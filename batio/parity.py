@@ -11,7 +11,8 @@ Each run pair is compared on the jobs both engines wrote to ``_jobs.csv``
   start at 0.0074 s is not "off" by a rounding of its last digit);
 - worst: the largest start or finish deviation, in seconds, and that
   job's deviation relative to its time on Batsim;
-- self-sensitivity, for a pair with jobs off: the worst deviation between
+- self-sensitivity, for a pair with jobs off or decisions differing: the
+  decisions differing, jobs off and worst deviation between
   two embedded runs whose workloads differ only by every job being submitted
   ``SHIFT_S`` later. Physics is the same up to floating-point rounding, so a
   deviation this large shows that the input amplifies rounding (chaotic
@@ -145,13 +146,14 @@ def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
         row["wall_batsim_s"] = _timed(lambda: run_with_batsim_binary(batsim, timeout_s=timeout_s))
         row.update(compare_jobs(pd.read_csv(f"{embedded.out_prefix}_jobs.csv"),
                                 pd.read_csv(f"{batsim.out_prefix}_jobs.csv")))
-        if row["jobs_off"]:
+        if row["jobs_off"] or row["decisions_differ"]:
             shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", "inprocess",
                                sg_config)
             simulate(shifted)
             itself = compare_jobs(pd.read_csv(f"{shifted.out_prefix}_jobs.csv"),
                                   pd.read_csv(f"{embedded.out_prefix}_jobs.csv"))
-            row["self_jobs_off"], row["self_worst_s"] = itself["jobs_off"], itself["worst_deviation_s"]
+            row.update(self_decisions_differ=itself["decisions_differ"], self_jobs_off=itself["jobs_off"],
+                       self_worst_s=itself["worst_deviation_s"])
     except BatioError as error:
         row["error"] = str(error).splitlines()[0]
     return row
@@ -165,21 +167,27 @@ def batsim_version():
 
 
 MARKDOWN_COLUMNS = ["policy", "workload", "jobs_batsim", "decisions_differ", "jobs_off", "worst_deviation_s",
-                    "worst_relative", "self_jobs_off", "self_worst_s", "makespan_embedded", "makespan_batsim",
+                    "worst_relative", "self_decisions_differ", "self_jobs_off", "self_worst_s", "makespan_embedded", "makespan_batsim",
                     "wall_embedded_s", "wall_batsim_s", "error"]
+
+
+COUNT_COLUMNS = {"jobs_batsim", "decisions_differ", "jobs_off", "self_decisions_differ", "self_jobs_off"}
+
+
+def _cell(column, value):
+    number = pd.to_numeric(value, errors="coerce")
+    if pd.isna(number):
+        return "" if pd.isna(value) else str(value)
+    if column in COUNT_COLUMNS:
+        return f"{int(number):,}"
+    return f"{number:.2e}" if "worst" in column else f"{number:,.1f}"
 
 
 def markdown(table, header):
     shown = table.reindex(columns=MARKDOWN_COLUMNS)
     lines = [header, "", "| " + " | ".join(MARKDOWN_COLUMNS) + " |", "|" + " --- |" * len(MARKDOWN_COLUMNS)]
     for _, row in shown.iterrows():
-        cells = []
-        for column in MARKDOWN_COLUMNS:
-            value = row[column]
-            if isinstance(value, float):
-                value = "" if pd.isna(value) else (f"{value:.2e}" if "worst" in column else f"{value:,.1f}")
-            cells.append(str(value))
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(_cell(column, row[column]) for column in MARKDOWN_COLUMNS) + " |")
     return "\n".join(lines) + "\n"
 
 
