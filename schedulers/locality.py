@@ -16,10 +16,12 @@ Options (pybatsim ``-o`` JSON):
 * ``stats_path``: if set, the time and number of jobs examined of every
   round are written there as JSON when the simulation ends.
 * ``round_interval``: at least this many seconds between two rounds,
-  default 0 (a round after every event that changes something). The
-  authors' simulator calls its scheduler at most once per 30 s
-  (``last_scheduler_call`` in ``src/main.c``); the whole-day experiment
-  uses 30 so that its ten variants run in minutes (``scripts/results/locality.md``).
+  default 0 (a round after every event that changes something, as the
+  CCGrid version of the authors' simulator does at its one-second
+  resolution). Their later ICPP version calls its scheduler at most once per
+  30 s (``last_scheduler_call`` in ``src/main.c`` from commit 8e2d66c on);
+  the whole-day experiment uses 30 so that its ten variants run in minutes
+  (``scripts/results/locality.md``).
 
 Mechanism (runs unchanged on Batsim 4.2, which must be started with
 ``--enable-dynamic-jobs --enable-compute-sharing``, without
@@ -75,8 +77,7 @@ file counts), updated within a round as jobs are started on idle nodes
 (``temp_running_nodes``), compared as ``nodes * 100 / 486 < threshold``.
 They differ from the paper in details not followed here: LEO's reset of W
 to 1 once a node with t_k = now is seen stays for the job's later nodes,
-case 3's overhead is measured from the current time, not t_k, and rounds
-are at most one every 30 s (``last_scheduler_call`` in ``src/main.c``).
+and case 3's overhead is measured from the current time, not t_k.
 """
 from __future__ import annotations
 
