@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from batsim.batsim import Job
 
-from batio.engine.platform import read_properties
+from batio.engine.platform import classify, read_properties
 from batio.errors import InputError
 from batio.iodemand import command_of, decode, demand_of, encode, phase_profiles
 from batio.jobio import bytes_moved
@@ -112,7 +112,7 @@ def test_complementary_bursts_do_not_slow_each_other(simulate_workload):
 
 def test_generator_constants_are_the_platforms():
     properties, _ = read_properties(PLATFORM)
-    compute = [props for props in properties.values() if props.get("role", "") in ("", "compute_node")]
+    compute = [properties[host.name] for host in classify(PLATFORM, list(properties)).compute]
     assert len(compute) == catios.NB_NODES
     assert {float(props["node_bandwidth"]) for props in compute} == {catios.NODE_BW}
     assert float(properties["pfs"]["bandwidth"]) == catios.STORAGE_BW
