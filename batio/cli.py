@@ -10,6 +10,7 @@
 import argparse
 import json
 import logging
+import math
 from pathlib import Path
 import sys
 
@@ -289,10 +290,27 @@ def parser():
     return top
 
 
+def check_numbers(args):
+    """Option values argparse's types let through but no run can use."""
+    port = getattr(args, "port", None)
+    if port is not None and not 1 <= port <= 65535:
+        raise InputError("--port", f"must be a TCP port from 1 to 65535, got {port}")
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise InputError("--timeout", f"must be a finite number of seconds > 0, got {timeout}")
+    workers = getattr(args, "workers", None)
+    if workers is not None and workers < (0 if args.handler is command_compare else 1):
+        raise InputError("--workers", f"must be {'>= 0' if args.handler is command_compare else '>= 1'}, "
+                                      f"got {workers}")
+    if getattr(args, "out", None) == "":
+        raise InputError("--out", "must name a folder, got an empty string")
+
+
 def main(argv=None):
     logging.basicConfig(format="batio: %(levelname)s: %(message)s", level=logging.WARNING)
     args = parser().parse_args(argv)
     try:
+        check_numbers(args)
         return args.handler(args)
     except BatioError as error:
         print(f"batio: error: {error}", file=sys.stderr)

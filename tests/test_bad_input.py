@@ -157,3 +157,25 @@ def test_compute_host_without_a_positive_speed_is_rejected_as_by_batsim(tmp_path
                         f"<host id='h1' speed='{speed}'/></zone></platform>")
     code, err, _ = run_cli(tmp_path, capsys, one_job(), platform=platform)
     assert code == 2 and "slow.xml" in err and "host 'h1'" in err and "non-positive speed" in err
+
+
+@pytest.mark.parametrize("extra, expected", [
+    (["--port", "70000"], "--port: must be a TCP port from 1 to 65535, got 70000"),
+    (["--port", "-1"], "--port: must be a TCP port"),
+    (["--timeout", "0"], "--timeout: must be a finite number of seconds > 0, got 0.0"),
+    (["--timeout", "nan"], "--timeout: must be a finite number"),
+])
+def test_unusable_numbers_are_refused_before_any_run(tmp_path, capsys, extra, expected):
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=["--mode", "socket", *extra])
+    assert code == 2 and expected in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [
+    ["compare", "--platform", "x", "--workload", "y", "--schedulers", "fcfs", "--out", "o", "--workers", "-1"],
+    ["sweep", "config.yaml", "--workers", "0"],
+    ["run", "--platform", "x", "--workload", "y", "--scheduler", "fcfs", "--out", ""],
+])
+def test_worker_counts_and_empty_out_are_refused(capsys, command):
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert ("--workers: must be" in err or "--out: must name a folder" in err) and "Traceback" not in err
