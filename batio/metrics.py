@@ -22,8 +22,15 @@ from pathlib import Path
 import pandas as pd
 
 
+# Batsim leaves these empty for a rejected job; job ids and metadata keep
+# their text as written (an id "NA" stays "NA").
+_TIMES_OF_RUN_JOBS = ("starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time",
+                      "stretch", "consumed_energy")
+
+
 def read_jobs(prefix):
-    return pd.read_csv(f"{prefix}_jobs.csv", keep_default_na=False, na_values={"starting_time": [""]})
+    return pd.read_csv(f"{prefix}_jobs.csv", keep_default_na=False,
+                       na_values={column: [""] for column in _TIMES_OF_RUN_JOBS})
 
 
 def bytes_moved(prefix):

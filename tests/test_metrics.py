@@ -22,3 +22,15 @@ def test_dynamic_jobs_are_left_out_of_the_run_metrics(simulate_workload):
     assert summary["jobs"] == 1
     assert summary["makespan"] == pytest.approx(10, abs=0.1)
     assert summary["mean_wait"] == pytest.approx(0, abs=0.1)
+
+
+def test_a_run_whose_jobs_were_all_rejected_has_an_empty_summary(tmp_path):
+    # Batsim leaves the times of rejected jobs empty.
+    (tmp_path / "out_jobs.csv").write_text(
+        "job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
+        "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
+        "allocated_resources,consumed_energy,metadata\n"
+        'A,w0,d,0.000000,1,100.000000,0,REJECTED,,,,,,,,,""\n'
+        'B,w0,d,1.000000,1,100.000000,0,REJECTED,,,,,,,,,""\n')
+    summary = summarize(tmp_path / "out", nb_compute=4)
+    assert (summary["jobs"], summary["succeeded"], summary["makespan"], summary["utilisation"]) == (2, 0, 0.0, 0.0)
