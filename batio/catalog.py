@@ -144,6 +144,8 @@ def scheduler_file_and_options(name, options=None):
     if path.suffix == ".py" or "/" in name:
         if not path.is_file():
             raise InputError(name, "no such scheduler file")
+        if path.suffix != ".py":
+            raise InputError(name, "a scheduler file is a Python file (.py) defining a pybatsim scheduler class")
         return path, options
     raise InputError(name, "unknown scheduler: neither a .py file, a batio scheduler "
                            f"({', '.join(SCHEDULERS)}) nor a pybatsim one ({', '.join(sorted(pybatsim))})")

@@ -179,3 +179,8 @@ def test_worker_counts_and_empty_out_are_refused(capsys, command):
     assert main(command) == 2
     err = capsys.readouterr().err
     assert ("--workers: must be" in err or "--out: must name a folder" in err) and "Traceback" not in err
+
+
+def test_a_scheduler_path_that_is_not_python_is_refused(tmp_path, capsys):
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), scheduler=tmp_path / "w.json")
+    assert code == 2 and "w.json: a scheduler file is a Python file (.py)" in err and "Traceback" not in err
