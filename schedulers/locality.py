@@ -15,6 +15,10 @@ Options (pybatsim ``-o`` JSON):
   bytes, node-to-storage bandwidth in bytes/s);
 * ``stats_path``: if set, the time and number of jobs examined of every
   round are written there as JSON when the simulation ends.
+* ``load_model``: ``link`` (default) reads a file through the node's link
+  in the simulator, so concurrent loads on a node share it; ``fixed`` gives
+  every load size / ``link_bandwidth``, however many run at once, as the
+  paper's model and the authors' simulator have it (Section 3);
 * ``round_interval``: at least this many seconds between two rounds,
   default 0 (a round after every event that changes something, as the
   CCGrid version of the authors' simulator does at its one-second
@@ -158,7 +162,10 @@ class Locality(QueueScheduler):
                                  help="node-to-storage bandwidth, bytes/s"),
         "stats_path": Option(str, "", help="file to write per-round times to"),
         "round_interval": Option(float, 0.0, minimum=0,
-                                 help="at least this many seconds between rounds (the authors' simulator: 30)"),
+                                 help="at least this many seconds between rounds (the authors' ICPP code: 30)"),
+        "load_model": Option(str, "link", choices=("link", "fixed"),
+                             help="link: a load reads through the node's link in the simulator, concurrent loads "
+                                  "share it; fixed: every load takes size / link_bandwidth, the paper's model"),
     }
 
     def __init__(self, options: Mapping | None = None):
@@ -172,6 +179,7 @@ class Locality(QueueScheduler):
         self.overrides = {key: settings[key] for key in ("cores", "memory_bytes", "link_bandwidth")}
         self.stats_path = settings["stats_path"]
         self.round_interval = settings["round_interval"]
+        self.load_model = settings["load_model"]
         self.last_round = -math.inf
         self.round_call: float | None = None   # CALL_ME_LATER asked for a postponed round
         self.queue: dict[str, UserJob] = {}
@@ -206,8 +214,8 @@ class Locality(QueueScheduler):
         self.node_of_host = {host: node for node, host in enumerate(self.host_ids)}
         self.m = int(self.host_property("cores"))
         memory_bytes = self.host_property("memory_bytes")
-        bandwidth = self.host_property("link_bandwidth")
-        self.memory = NodeMemory(len(self.host_ids), memory_bytes, bandwidth)
+        self.link_bandwidth = self.host_property("link_bandwidth")
+        self.memory = NodeMemory(len(self.host_ids), memory_bytes, self.link_bandwidth)
         self.ledger = CoreLedger(len(self.host_ids), self.m)
         storage = {resource["name"]: rid for rid, resource in bs.storage_resources.items()}
         if STORAGE_LABEL in storage:
@@ -432,12 +440,16 @@ class Locality(QueueScheduler):
         self.load_count += 1
         load_id = f"{LOADS_WORKLOAD}!{self.load_count}"
         profile = f"read_{self.load_count}"
-        self.bs.register_profiles(LOADS_WORKLOAD, {profile: {
-            "type": "parallel_homogeneous_pfs", "bytes_to_read": size, "bytes_to_write": 0,
-            "storage": STORAGE_LABEL}})
+        if self.load_model == "fixed":  # the paper's S/B, whatever else loads at the same time
+            definition = {"type": "delay", "delay": size / self.link_bandwidth}
+        else:
+            definition = {"type": "parallel_homogeneous_pfs", "bytes_to_read": size, "bytes_to_write": 0,
+                          "storage": STORAGE_LABEL}
+        self.bs.register_profiles(LOADS_WORKLOAD, {profile: definition})
         load = self.bs.register_job(load_id, 1, -1, profile)
         load.allocation = ProcSet(self.host_ids[node])
-        load.storage_mapping = {STORAGE_LABEL: self.storage_id}
+        if self.load_model == "link":
+            load.storage_mapping = {STORAGE_LABEL: self.storage_id}
         self.bs.execute_jobs([load])
         self.loads[load_id] = (node, file)
         self.load_of[(node, file)] = load_id

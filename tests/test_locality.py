@@ -346,6 +346,14 @@ def test_two_loads_sharing_a_node_link_take_twice_as_long(run):
     assert list(users.starting_time) == approx([20, 20])
 
 
+def test_with_the_papers_fixed_load_model_concurrent_loads_do_not_slow_each_other(run):
+    users, loads = run([job(1, 0, 2, "F", 100, 1000), job(2, 0, 2, "G", 100, 1000)], policy="fcfs",
+                       load_model="fixed")
+    assert {meta(users, "1")["node"], meta(users, "2")["node"]} == {"0"}
+    assert list(loads.execution_time) == approx([10, 10])     # S / B each
+    assert list(users.starting_time) == approx([10, 10])
+
+
 # A (4 cores, F) runs on node 0 over [10, 110), walltime to 200. B (4 cores,
 # F) arrives at 1: node 1 can load F by 11, node 0 has F but its cores are
 # reserved until 200. FCFS, EFT, LEO and LEM below 80 % busy nodes start B on
