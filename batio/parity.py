@@ -36,6 +36,7 @@ import pandas as pd
 
 from batio import catalog
 from batio.engine.run import RunSpec, simulate
+from batio.engine.workload import profiles_reached
 from batio.errors import BatioError, EngineError
 
 log = logging.getLogger(__name__)
@@ -65,13 +66,7 @@ def truncated_workload(path, max_jobs, folder):
     """The workload's first ``max_jobs`` jobs by submission time, with the profiles they use."""
     data = json.loads(Path(path).read_text())
     jobs = sorted(data["jobs"], key=lambda job: job["subtime"])[:max_jobs]
-    used, pending = set(), [job["profile"] for job in jobs]
-    while pending:
-        name = pending.pop()
-        if name not in used:
-            used.add(name)
-            pending.extend(data["profiles"][name].get("seq", []) if data["profiles"][name]["type"] == "composed"
-                           else [])
+    used = profiles_reached((job["profile"] for job in jobs), data["profiles"])
     data["jobs"] = jobs
     data["profiles"] = {name: profile for name, profile in data["profiles"].items() if name in used}
     out = Path(folder) / f"{Path(path).stem}_first{max_jobs}.json"
@@ -144,14 +139,13 @@ def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
         row["wall_embedded_s"] = _timed(lambda: simulate(embedded))
         batsim = spec_for(pair, workload, folder / "batsim" / "out", "socket", sg_config)
         row["wall_batsim_s"] = _timed(lambda: run_with_batsim_binary(batsim, timeout_s=timeout_s))
-        row.update(compare_jobs(pd.read_csv(f"{embedded.out_prefix}_jobs.csv"),
-                                pd.read_csv(f"{batsim.out_prefix}_jobs.csv")))
+        embedded_jobs = pd.read_csv(f"{embedded.out_prefix}_jobs.csv")
+        row.update(compare_jobs(embedded_jobs, pd.read_csv(f"{batsim.out_prefix}_jobs.csv")))
         if row["jobs_off"] or row["decisions_differ"]:
             shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", "inprocess",
                                sg_config)
             simulate(shifted)
-            itself = compare_jobs(pd.read_csv(f"{shifted.out_prefix}_jobs.csv"),
-                                  pd.read_csv(f"{embedded.out_prefix}_jobs.csv"))
+            itself = compare_jobs(pd.read_csv(f"{shifted.out_prefix}_jobs.csv"), embedded_jobs)
             row.update(self_decisions_differ=itself["decisions_differ"], self_jobs_off=itself["jobs_off"],
                        self_worst_s=itself["worst_deviation_s"])
     except BatioError as error:

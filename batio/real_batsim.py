@@ -20,6 +20,7 @@ import time
 
 from batio import __version__, processes
 from batio.catalog import BATSCHED_PREFIX, is_batsched
+from batio.engine.contention import declares_curve
 from batio.engine.run import file_digest
 from batio.errors import BatioError, EngineError, SchedulerError
 
@@ -95,7 +96,7 @@ def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
     """Start the scheduler, let ``run_batsim(endpoint, log_path)`` run Batsim to its exit
     code, check both, and write the run record."""
     prefix = spec.out_prefix
-    if "batio:contention" in Path(spec.platform).read_text(errors="replace"):
+    if declares_curve(spec.platform):
         logger.warning("%s declares batio:contention, which Batsim ignores: its storage links share bandwidth "
                     "fairly, without the throughput loss the embedded engine simulates", spec.platform)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)

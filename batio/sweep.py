@@ -40,7 +40,7 @@ import uuid
 import pandas as pd
 
 from batio import __version__, catalog, metrics
-from batio.catalog import BATSCHED_PREFIX, is_batsched
+from batio.catalog import is_batsched
 from batio.engine.run import MODES, RunSpec, file_digest
 from batio.errors import BatioError, EngineError, InputError
 
@@ -136,8 +136,6 @@ class PlannedRun:
 def slug(text, limit=48):
     """``text`` as a file-name fragment."""
     return re.sub(r"[^A-Za-z0-9._=+-]+", "_", str(text)).strip("_.")[:limit] or "x"
-
-
 
 
 def is_generator(name):
@@ -330,17 +328,13 @@ def check_grid(grid):
         raise InputError(grid.source, "io_exclusive is an option of the embedded engine only "
                                       f"(engines: {', '.join(grid.engines)})", field="run_options.io_exclusive")
     for policy in grid.policies:
-        if is_batsched(policy.scheduler):
-            if not policy.scheduler[len(BATSCHED_PREFIX):]:
-                raise InputError(grid.source, "expected batsched:VARIANT, e.g. batsched:easy_bf", field="schedulers")
-            if "embedded" in grid.engines:
-                raise InputError(grid.source, f"{policy.scheduler} is a batsched (C++) scheduler: it runs only "
-                                              "against real Batsim (engines: [batsim] or [docker])", field="engines")
-        else:
-            try:
-                catalog.scheduler_file_and_options(policy.scheduler, policy.options)
-            except InputError as error:
-                raise InputError(grid.source, str(error), field="schedulers") from None
+        try:
+            catalog.scheduler_file_and_options(policy.scheduler, policy.options)
+        except InputError as error:
+            raise InputError(grid.source, str(error), field="schedulers") from None
+        if is_batsched(policy.scheduler) and "embedded" in grid.engines:
+            raise InputError(grid.source, f"{policy.scheduler} is a batsched (C++) scheduler: it runs only "
+                                          "against real Batsim (engines: [batsim] or [docker])", field="engines")
 
 
 # -- workload generators ----------------------------------------------------------------

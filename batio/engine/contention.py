@@ -42,6 +42,7 @@ import logging
 import re
 import xml.etree.ElementTree as ET
 
+from batio.engine.platform import read_properties
 from batio.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,13 @@ def link_properties(path):
     """link id -> its <prop> values, for the links that have any."""
     return {link.get("id"): {p.get("id"): p.get("value", "") for p in link.findall("prop")}
             for link in ET.parse(path).getroot().iter("link") if link.find("prop") is not None}
+
+
+def declares_curve(path):
+    """Whether a platform file declares a contention curve on a link or a host."""
+    hosts, _ = read_properties(path)
+    return any(name.startswith(PROPERTY) for props in [*hosts.values(), *link_properties(path).values()]
+               for name in props)
 
 
 class _RegulatedLink:

@@ -20,7 +20,7 @@ import simgrid as sg
 from batio.engine.execution import JobExecution, KILLED, WALLTIME_REACHED
 from batio.engine.outputs import MachineStates
 from batio.engine.wire import as_batsim_writes
-from batio.engine.workload import Workload, check_job, check_profile
+from batio.engine.workload import Workload, check_job, check_profile, profiles_reached
 from batio.errors import EngineError, InputError, SchedulerError
 
 SUCCESS_STATE = "COMPLETED_SUCCESSFULLY"
@@ -357,15 +357,9 @@ class Simulation:
         --enable-profile-reuse."""
         if not self.config.profile_reuse:
             for record in self.ended_since_call:
-                pending = [record.job.profile]
-                dropped = self.dropped_profiles.setdefault(record.job.workload, set())
-                while pending:
-                    name = pending.pop()
-                    if name not in dropped:
-                        dropped.add(name)
-                        profile = self.profile(record.job.workload, name)
-                        if profile["type"] == "composed":
-                            pending.extend(profile["seq"])
+                workload = record.job.workload
+                self.dropped_profiles.setdefault(workload, set()).update(
+                    profiles_reached([record.job.profile], self.workloads[workload].profiles))
         self.ended_since_call = []
 
     def _on_sched_ready(self, _payload):

@@ -51,6 +51,19 @@ class Job:
         return self.walltime != NO_WALLTIME
 
 
+def profiles_reached(roots, profiles):
+    """The names of ``roots`` and of every profile reached from them through
+    composed profiles' ``seq``."""
+    reached, pending = set(), list(roots)
+    while pending:
+        name = pending.pop()
+        if name not in reached:
+            reached.add(name)
+            if profiles[name]["type"] == "composed":
+                pending.extend(profiles[name]["seq"])
+    return reached
+
+
 @dataclass
 class Workload:
     name: str
@@ -61,13 +74,7 @@ class Workload:
     def referenced_profiles(self):
         """The profiles jobs use, directly or through composed ones (Batsim
         drops the others before SIMULATION_BEGINS)."""
-        used, pending = set(), [job.profile for job in self.jobs]
-        while pending:
-            name = pending.pop()
-            if name not in used:
-                used.add(name)
-                if self.profiles[name]["type"] == "composed":
-                    pending.extend(self.profiles[name]["seq"])
+        used = profiles_reached((job.profile for job in self.jobs), self.profiles)
         return {name: profile for name, profile in self.profiles.items() if name in used}
 
 
