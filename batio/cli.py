@@ -302,6 +302,9 @@ def check_numbers(args):
     if workers is not None and workers < (0 if args.handler is command_compare else 1):
         raise InputError("--workers", f"must be {'>= 0' if args.handler is command_compare else '>= 1'}, "
                                       f"got {workers}")
+    max_jobs = getattr(args, "max_jobs", None)
+    if max_jobs is not None and max_jobs < 1:
+        raise InputError("--max-jobs", f"must be at least 1, got {max_jobs}")
     if getattr(args, "out", None) == "":
         raise InputError("--out", "must name a folder, got an empty string")
 

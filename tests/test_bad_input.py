@@ -174,11 +174,13 @@ def test_unusable_numbers_are_refused_before_any_run(tmp_path, capsys, extra, ex
     ["compare", "--platform", "x", "--workload", "y", "--schedulers", "fcfs", "--out", "o", "--workers", "-1"],
     ["sweep", "config.yaml", "--workers", "0"],
     ["run", "--platform", "x", "--workload", "y", "--scheduler", "fcfs", "--out", ""],
+    ["parity", "--out", "o", "--max-jobs", "0"],
 ])
-def test_worker_counts_and_empty_out_are_refused(capsys, command):
+def test_worker_counts_job_limits_and_empty_out_are_refused(capsys, command):
     assert main(command) == 2
     err = capsys.readouterr().err
-    assert ("--workers: must be" in err or "--out: must name a folder" in err) and "Traceback" not in err
+    assert any(text in err for text in ("--workers: must be", "--out: must name a folder",
+                                        "--max-jobs: must be at least 1, got 0")) and "Traceback" not in err
 
 
 def test_a_scheduler_path_that_is_not_python_is_refused(tmp_path, capsys):
