@@ -1,6 +1,7 @@
 """`batio import`: SWF and sacct traces to Batsim workloads, checked against hand-computed values."""
 
 import hashlib
+import shutil
 import json
 from pathlib import Path
 
@@ -301,3 +302,22 @@ def test_kth_window_runs_on_the_embedded_engine(tmp_path, capsys):
     assert len(jobs) == 200 and jobs["final_state"].isin(["COMPLETED_SUCCESSFULLY",
                                                           "COMPLETED_WALLTIME_REACHED"]).all()
     assert (jobs["starting_time"] >= jobs["submission_time"]).all()
+
+
+@needs_kth
+@pytest.mark.batsim
+@pytest.mark.skipif(shutil.which("batsim") is None, reason="no batsim binary on PATH")
+def test_kth_window_gives_the_same_job_times_on_real_batsim(tmp_path, capsys):
+    platform, workload = tmp_path / "kth.xml", tmp_path / "kth.json"
+    assert main(["platform", "--nodes", "100", "--speed", "1Gf", "--node-link", "10GBps", "--pfs-bandwidth", "1GBps",
+                 "--out", str(platform)]) == 0
+    assert main(["import", "swf", str(KTH), "--from", "1996-10-01", "--max-jobs", "200", "--out", str(workload)]) == 0
+    times = {}
+    for engine in ("embedded", "batsim"):
+        assert main(["run", "--engine", engine, "--platform", str(platform), "--workload", str(workload),
+                     "--scheduler", "easy", "--out", str(tmp_path / engine), "--quiet"]) == 0
+        jobs = pd.read_csv(tmp_path / engine / "out_jobs.csv").set_index("job_id").sort_index()
+        times[engine] = jobs[["starting_time", "finish_time"]]
+    capsys.readouterr()
+    assert len(times["batsim"]) == 200
+    assert ((times["embedded"] - times["batsim"]).abs() <= 1e-3).all().all()
