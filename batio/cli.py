@@ -192,7 +192,7 @@ def command_import(args):
     workload = import_trace(args.format, args.trace, start=args.start, end=args.end, warmup=args.warmup,
                             cooldown=args.cooldown, max_jobs=args.max_jobs, sample=args.sample, seed=args.seed,
                             nodes=args.nodes, cores_per_node=args.cores_per_node,
-                            keep_cancelled=args.keep_cancelled)
+                            keep_cancelled=args.keep_cancelled, darshan=args.darshan)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(dumps(workload))
@@ -343,6 +343,9 @@ def parser():
     importing.add_argument("--keep-cancelled", action="store_true",
                            help="keep cancelled jobs that ran (default: skip every cancelled job, as the "
                                 "Parallel Workloads Archive's cleaning does)")
+    importing.add_argument("--darshan", action="append", metavar="LOG|FOLDER",
+                           help="Darshan logs (or folders of them; repeatable): each job whose id is a log's job "
+                                "id gets its bytes read and written as a file-system phase (needs PyDarshan)")
     importing.set_defaults(handler=command_import)
 
     machine = commands.add_parser("platform", help="a SimGrid platform (compute nodes, one parallel file system, "

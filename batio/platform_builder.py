@@ -24,14 +24,15 @@ TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 _QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
-def quantity(text, units, option, kind, default_unit, positive=True):
-    """A number in the base unit (flop/s, byte/s, s) from '2.5Gf', '10GBps', '50us' or a bare number."""
+def quantity(text, units, option, kind, example_unit, positive=True):
+    """A number in the base unit (flop/s, byte/s, s) from '2.5Gf', '10GBps', '50us', or a bare
+    number, which is in the base unit already (as in SimGrid)."""
     match = _QUANTITY.match(str(text))
     unit = match.group(2) if match else None
     if not match or (unit and unit not in units):
         raise InputError(option, f"expected {kind}: a number with an optional unit "
-                                 f"({', '.join(u for u in units if u)}), e.g. '1{default_unit}', got {text!r}")
-    value = float(match.group(1)) * units[unit or default_unit]
+                                 f"({', '.join(u for u in units if u)}), e.g. '1{example_unit}', got {text!r}")
+    value = float(match.group(1)) * (units[unit] if unit else 1.0)
     if positive and not value > 0:
         raise InputError(option, f"must be > 0, got {text!r}")
     return value

@@ -18,11 +18,12 @@ __all__ = ["FORMATS", "import_trace", "dumps", "summary_lines"]
 
 
 def import_trace(format, path, *, start=None, end=None, warmup=None, cooldown=None, max_jobs=None, sample=None,
-                 seed=0, nodes=None, cores_per_node=None, keep_cancelled=False):
+                 seed=0, nodes=None, cores_per_node=None, keep_cancelled=False, darshan=None):
     """The Batsim workload (a dict with a ``trace`` block) of a trace file.
 
     ``start``/``end`` (--from/--to) are trace seconds or dates as text;
-    ``warmup``/``cooldown`` durations as text ('3600', '12h', '2d')."""
+    ``warmup``/``cooldown`` durations as text ('3600', '12h', '2d'); ``darshan``: Darshan
+    logs or folders whose I/O the jobs get (``darshan_io``)."""
     if nodes is not None and nodes < 1:
         raise InputError("--nodes", f"must be at least 1, got {nodes}")
     if format == "swf":
@@ -41,4 +42,8 @@ def import_trace(format, path, *, start=None, end=None, warmup=None, cooldown=No
         warmup=None if warmup is None else parse_duration(warmup, "--warmup"),
         cooldown=None if cooldown is None else parse_duration(cooldown, "--cooldown"),
         max_jobs=max_jobs, sample=sample, seed=seed)
-    return build_workload(records, tally, selection, nb_nodes=nb_nodes, info=info, clock=clock)
+    workload = build_workload(records, tally, selection, nb_nodes=nb_nodes, info=info, clock=clock)
+    if darshan:
+        from batio.importers.darshan_io import attach_io
+        attach_io(workload, darshan)
+    return workload

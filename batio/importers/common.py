@@ -231,19 +231,19 @@ def build_workload(records, tally, selection, *, nb_nodes, info, clock=TraceCloc
     jobs, profiles, oddities = [], {}, Counter()
     for record, category in windowed:
         oddities.update(record.oddities)
-        runtime = _number(record.runtime)
+        runtime = as_number(record.runtime)
         profile = f"delay{runtime}"
         profiles[profile] = {"type": "delay", "delay": runtime}
-        entry = {"id": record.id, "subtime": _number((cut if category == BEFORE_QUEUED else record.submit) - origin),
-                 "walltime": _number(record.walltime), "res": record.res, "profile": profile, **record.fields}
+        entry = {"id": record.id, "subtime": as_number((cut if category == BEFORE_QUEUED else record.submit) - origin),
+                 "walltime": as_number(record.walltime), "res": record.res, "profile": profile, **record.fields}
         if category is not None:
             entry["category"] = category
         jobs.append(entry)
 
     def relative(seconds):
-        return None if math.isinf(seconds) else _number(seconds - origin)
+        return None if math.isinf(seconds) else as_number(seconds - origin)
 
-    trace = {**info, "origin": _number(origin), "origin_date": clock.date(origin),
+    trace = {**info, "origin": as_number(origin), "origin_date": clock.date(origin),
              "machine_nodes": nb_nodes, "machine_nodes_from": "largest job" if machine_from_jobs else info.get(
                  "machine_nodes_from", "--nodes"),
              "evaluated_window": [relative(start), relative(end)],
@@ -261,7 +261,7 @@ def build_workload(records, tally, selection, *, nb_nodes, info, clock=TraceCloc
             "profiles": dict(sorted(profiles.items(), key=lambda item: item[1]["delay"])), "trace": trace}
 
 
-def _number(value):
+def as_number(value):
     """An integral float as an int (the JSON stays as the trace wrote it)."""
     return int(value) if float(value).is_integer() else value
 
@@ -287,6 +287,11 @@ def summary_lines(workload):
     skipped = trace["skipped"]
     lines.append(f"skipped {sum(skipped.values())}: {_counts_text(skipped)}")
     lines.append(f"kept with oddities: {_counts_text(trace['oddities'])}")
+    if "darshan" in trace:
+        io = trace["darshan"]
+        lines.append(f"darshan: {io['logs']} logs, {io['logs_matched']} matched; {io['jobs_with_io']} jobs with I/O "
+                     f"({io['bytes_read']} bytes read, {io['bytes_written']} written), {io['jobs_without_log']} "
+                     f"without a log (no I/O), {io['logs_unmatched']} logs of jobs not imported")
     if "jobs_per_category" in trace:
         lines.append("jobs per category: " + ", ".join(f"{c}: {n}" for c, n in trace["jobs_per_category"].items()))
     return lines
