@@ -172,11 +172,17 @@ def test_sacct_fixture_gives_hand_computed_jobs_and_skip_counts():
     assert trace["skipped"] == {"job_step": 2, "cancelled": 1, "not_ended": 2, "zero_or_negative_run_time": 1}
     assert trace["skipped_lines"]["job_step"] == [3, 4] and trace["skipped_lines"]["not_ended"] == [8, 11]
     assert trace["oddities"] == {"partition_limit_no_walltime": 1}
-    assert trace["origin_date"] == "2024-03-01T10:00:00+00:00"
+    assert trace["origin_date"] == "2024-03-01T10:00:00"  # the cluster's local time, as sacct wrote it
     jobs = by_id(workload)
     assert jobs[101]["command"] == "srun -N2 lmp -in in.lj" and jobs[101]["user"] == "alice"
     assert jobs[103]["state"] == "FAILED" and jobs[102]["state"] == "TIMEOUT"
     assert jobs["109_1"]["command"] == "sbatch --array=1 a.sh | tee log"  # a '|' inside the last column
+
+
+def test_sacct_parsable_with_a_trailing_separator_reads_the_same(tmp_path):
+    parsable = tmp_path / "p.sacct"
+    parsable.write_text("".join(line + "|\n" for line in SACCT.read_text().splitlines()))
+    assert import_trace("sacct", parsable)["jobs"] == import_trace("sacct", SACCT)["jobs"]
 
 
 def test_sacct_nodes_window_and_cancelled():

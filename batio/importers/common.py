@@ -68,14 +68,18 @@ class Tally:
 class TraceClock:
     """The trace's clock: trace seconds are seconds since ``epoch``; dates
     without a time zone are read in ``zone``. ``epoch`` None: the trace
-    gives no date, so options take seconds only."""
+    gives no date, so options take seconds only. ``unzoned``: the trace's
+    dates are local times of an unknown zone (read as UTC), and are
+    written back without an offset."""
     epoch: datetime = None
     zone: timezone = timezone.utc
+    unzoned: bool = False
 
     def date(self, seconds):
         if self.epoch is None:
             return None
-        return (self.epoch + timedelta(seconds=seconds)).astimezone(self.zone).isoformat()
+        moment = (self.epoch + timedelta(seconds=seconds)).astimezone(self.zone)
+        return (moment.replace(tzinfo=None) if self.unzoned else moment).isoformat()
 
 
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([smhdw]?)\s*$")

@@ -114,6 +114,10 @@ def read(path, *, nodes=None, keep_cancelled=False):
         raise InputError(path, f"cannot read the export: {error.strerror}") from None
     if not lines:
         raise InputError(path, "empty file: expected sacct --parsable2 output with its header line")
+    # --parsable (not --parsable2) ends every line with a '|'
+    trailing = lines[0].endswith("|")
+    if trailing:
+        lines = [line[:-1] if line.endswith("|") else line for line in lines]
     names = _columns(lines[0], path)
     records, tally = [], Tally()
     lines_of_id = {}
@@ -145,7 +149,7 @@ def read(path, *, nodes=None, keep_cancelled=False):
             "columns_ignored": [name for name in names if name not in REQUIRED and name not in OPTIONAL]}
     if nodes is not None:
         info["machine_nodes_from"] = "--nodes"
-    clock = TraceClock(datetime.fromtimestamp(first, timezone.utc)) if records else TraceClock()
+    clock = TraceClock(datetime.fromtimestamp(first, timezone.utc), unzoned=True) if records else TraceClock()
     return records, tally, info, clock, nodes
 
 
