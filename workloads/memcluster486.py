@@ -102,12 +102,12 @@ are left out. The cut must not be before t0, where the trace is complete.
 
 import argparse
 from dataclasses import dataclass
-import json
 import math
 from pathlib import Path
 import sys
 
 from batio.errors import BatioError, InputError
+from batio.importers.common import dumps  # noqa: F401  (the module's writer, as before)
 
 NB_NODES = 486
 CORES_PER_NODE = 20
@@ -391,18 +391,6 @@ def trace_lines(trace_path, window=None):
         fields["data_size"] = f"{job.data_size:.6f}"
         lines.append("{ " + " ".join(f"{name}: {value}" for name, value in fields.items()) + " }\n")
     return "".join(lines)
-
-
-def dumps(workload):
-    """The workload as JSON text, one job or profile a line (diffable, and a third of indent=1's size)."""
-    def block(items, opening, closing):
-        return opening + "\n" + ",\n".join(items) + "\n " + closing
-
-    jobs = block([f"  {json.dumps(job)}" for job in workload["jobs"]], "[", "]")
-    profiles = block([f"  {json.dumps(name)}: {json.dumps(profile)}"
-                      for name, profile in workload["profiles"].items()], "{", "}")
-    return (f'{{\n "nb_res": {workload["nb_res"]},\n "trace": {json.dumps(workload["trace"])},\n'
-            f' "jobs": {jobs},\n "profiles": {profiles}\n}}\n')
 
 
 def main(argv=None):
