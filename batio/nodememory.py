@@ -577,14 +577,15 @@ class FilePlan:
             slots.load_start[node, column] = t_k
             slots.ready[node, column] = t_prime
             slots.last_use[node, column] = end
-        # The start evicts the other files then cached (Section 3).
         row_file = slots.file[node]
-        others = (row_file >= 0) & (row_file != file_id) & (slots.last_use[node] <= t_k)
-        slots.evict_at[node, others] = np.minimum(slots.evict_at[node, others], t_k)
-        starts = self.starts.setdefault(node, [])
-        starts.append((t_k, file_id))
-        last_use = slots.last_use[node, column]
-        slots.evict_at[node, column] = min((start for start, other in starts
-                                            if other != file_id and start >= last_use), default=math.inf)
+        if self.retain_cached:
+            # The start evicts the other files then cached (Section 3).
+            others = (row_file >= 0) & (row_file != file_id) & (slots.last_use[node] <= t_k)
+            slots.evict_at[node, others] = np.minimum(slots.evict_at[node, others], t_k)
+            starts = self.starts.setdefault(node, [])
+            starts.append((t_k, file_id))
+            last_use = slots.last_use[node, column]
+            slots.evict_at[node, column] = min((start for start, other in starts
+                                                if other != file_id and start >= last_use), default=math.inf)
         cached = (row_file >= 0) & self._unused(slots.last_use[node], slots.evict_at[node], self.now)
         self.cached_now[node] = slots.size[node][cached].sum()

@@ -14,18 +14,38 @@ Options (pybatsim ``-o`` JSON):
   host properties of the same names (cores per node, node memory M in
   bytes, node-to-storage bandwidth in bytes/s);
 * ``stats_path``: if set, the time and number of jobs examined of every
-  round are written there as JSON when the simulation ends.
+  round, and ``split_instants`` (below), are written there as JSON when the
+  simulation ends.
 * ``load_model``: ``link`` (default) reads a file through the node's link
   in the simulator, so concurrent loads on a node share it; ``fixed`` gives
   every load size / ``link_bandwidth``, however many run at once, as the
   paper's model and the authors' simulator have it (Section 3);
+* ``file_retention``: ``memory`` (default) keeps a file whose last user
+  ended until a job of another file starts on the node (Section 3's rule);
+  ``in_use`` keeps it only while a job uses it, or for a job started in the
+  very second its last user ends (the authors' code, ``add_data_in_node``
+  in ``src/basic_functions.c``);
+* ``history_pinning``: category -2 jobs (running at the window's start) are
+  placed on their history node ``always`` (default), or ``until_replan``:
+  only until the first job completes, after which those not started yet
+  are placed by the policy like any job (the authors' code);
+* ``authors_code``: false (default) follows the paper's text; true follows
+  the authors' simulator where its code differs: load times truncated to
+  whole seconds in single precision and scores to integers, LEO's switch to
+  t'_k sticking for every later node of the job, case 3's overhead counted
+  from now instead of t_k, and, when only new jobs are planned, files that
+  jobs planned in an earlier round would load not seen;
 * ``round_interval``: at least this many seconds between two rounds,
   default 0 (a round after every event that changes something, as the
   CCGrid version of the authors' simulator does at its one-second
   resolution). Their later ICPP version calls its scheduler at most once per
-  30 s (``last_scheduler_call`` in ``src/main.c`` from commit 8e2d66c on);
-  the whole-day experiment uses 30 so that its ten variants run in minutes
-  (``scripts/results/locality.md``).
+  30 s (``last_scheduler_call`` in ``src/main.c`` from commit 8e2d66c on).
+  On the 2022-09-10 slice, 30-s rounds more than double every variant's
+  mean stretch (``scripts/results/locality.md``).
+
+``AUTHORS_MODEL`` below gathers the options of the authors' model; with a
+workload converted with ``--running-at-cut restart`` it reproduces their
+simulator (``tests/test_locality_authors.py``).
 
 Mechanism (runs unchanged on Batsim 4.2, which must be started with
 ``--enable-dynamic-jobs --enable-compute-sharing``, without
@@ -79,9 +99,13 @@ ties go to the first node in id order (strict ``<`` on the score); LEM's load
 is the number of nodes running at least one started job (a job loading its
 file counts), updated within a round as jobs are started on idle nodes
 (``temp_running_nodes``), compared as ``nodes * 100 / 486 < threshold``.
-They differ from the paper in details not followed here: LEO's reset of W
-to 1 once a node with t_k = now is seen stays for the job's later nodes,
-and case 3's overhead is measured from the current time, not t_k.
+Where they differ from the paper, ``authors_code`` follows them.
+
+One difference stays, measured by ``split_instants``: the authors' loop
+handles a second's completions before its submissions, in one round. Batsim
+hands a job's completion over a message latency (about 1e-7 s) after its
+second, so a job submitted in that second is planned first, on its own, and
+may take a node the completion would have freed.
 """
 from __future__ import annotations
 
@@ -571,7 +595,9 @@ class NodeScores:
             self.t_k[job.history_node] = plan.cores.earliest_on(job.history_node, job.cores, job.walltime)
         self.t_prime = plan.files.availability(job.file, job.size, self.t_k)           # line 4
         self.base = self.score_without_penalty(self.t_k, self.t_prime)
-        self.EvictionPenalty = np.full(len(self.t_k), math.nan)
+        # Computed where it can decide (``known``), 0 elsewhere.
+        self.EvictionPenalty = np.zeros(len(self.t_k))
+        self.known = np.zeros(len(self.t_k), dtype=bool)
         self.add_penalties()
 
     def alike(self, job: UserJob, policy: str) -> bool:
@@ -605,21 +631,22 @@ class NodeScores:
         if not self.penalised:
             return
         bound = self.eviction_weight * self.plan.files.eviction_penalty_bound(self.job.size)
-        wanted = (self.t_k < math.inf) & np.isnan(self.EvictionPenalty) & (self.base <= self.base.min() + bound)
+        wanted = (self.t_k < math.inf) & ~self.known & (self.base <= self.base.min() + bound)
         if self.policy == "leo":
             wanted &= ~self.eft_scored(self.t_k)
         nodes = np.flatnonzero(wanted)
         if len(nodes):
             self.EvictionPenalty[nodes] = self.plan.files.eviction_penalty(self.job.file, self.job.size,
                                                                            self.t_k, nodes)
+            self.known[nodes] = True
 
     def score(self) -> np.ndarray:
         """Exact wherever it can be the smallest."""
         score = self.base
         if self.penalised:
-            EvictionPenalty = np.nan_to_num(self.EvictionPenalty)
+            EvictionPenalty = self.EvictionPenalty
             if self.policy == "leo":
-                EvictionPenalty[self.eft_scored(self.t_k)] = 0
+                EvictionPenalty = np.where(self.eft_scored(self.t_k), 0, EvictionPenalty)
             score = score + self.eviction_weight * EvictionPenalty
         # The authors' scores are C ints: ties, won by the first node, are more frequent.
         return np.floor(score) if self.authors_code else score
@@ -644,5 +671,6 @@ class NodeScores:
             self.base = self.score_without_penalty(self.t_k, self.t_prime)
         else:
             self.base[node] = self.score_without_penalty(self.t_k[one], self.t_prime[one])[0]
-        self.EvictionPenalty[node] = math.nan
+        self.EvictionPenalty[node] = 0
+        self.known[node] = False
         self.add_penalties()
