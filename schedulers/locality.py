@@ -101,11 +101,13 @@ file counts), updated within a round as jobs are started on idle nodes
 (``temp_running_nodes``), compared as ``nodes * 100 / 486 < threshold``.
 Where they differ from the paper, ``authors_code`` follows them.
 
-One difference stays, measured by ``split_instants``: the authors' loop
-handles a second's completions before its submissions, in one round. Batsim
-hands a job's completion over a message latency (about 1e-7 s) after its
-second, so a job submitted in that second is planned first, on its own, and
-may take a node the completion would have freed.
+One difference stays, counted by ``split_instants``: the authors' loop
+handles all that happens in one second (completions, then submissions) in
+one round. Batsim calls the scheduler as soon as one message has arrived,
+and a job's completion arrives a message latency (about 1e-7 s) after its
+second: a job submitted in that second is planned before the completion,
+and of two jobs ending in the same second the first is handled alone. The
+jobs that round starts may take a node the other completion frees.
 """
 from __future__ import annotations
 
@@ -249,12 +251,10 @@ class Locality(QueueScheduler):
         self.registration_finished = False
         self.round_seconds: list[float] = []
         self.round_examined: list[int] = []
-        # Rounds that started jobs for new submissions only, just before a
-        # completion of the same instant (Batsim delivers a job's end a
-        # message latency, ~1e-7 s, after its second): the authors' simulator
-        # handles both in one round of that second, ends first.
-        self.split_instants = 0
-        self.last_new_jobs_round = (-math.inf, 0)   # (time, jobs it started)
+        # Completions handled in a round of their own after a round of the
+        # same instant that started jobs (module docstring).
+        self.split_instants: list[float] = []   # their times
+        self.last_round_started = (-math.inf, 0)   # (time, jobs it started)
 
     # -- set-up ------------------------------------------------------------------
 
@@ -429,10 +429,9 @@ class Locality(QueueScheduler):
         new_jobs, self.new_jobs = self.new_jobs, []
         # A category -2 job goes before every planned job: replan.
         self.memory.expire(now)
-        last_time, last_started = self.last_new_jobs_round
+        last_time, last_started = self.last_round_started
         if self.replan and last_started and now - last_time < SAME_INSTANT:
-            self.split_instants += 1
-        self.last_new_jobs_round = (now, 0) if not self.replan else (-math.inf, 0)
+            self.split_instants.append(now)
         if (self.replan or self.plan is None or any(job.history_node is not None for job in new_jobs)
                 or not self.plan.advance(now)):
             self.plan = Plan(plan_cores(self.ledger, now, self.backfill), self.file_plan(now),
@@ -447,8 +446,7 @@ class Locality(QueueScheduler):
                 self.plan.files = self.file_plan(now)
             self.plan.pending = sorted(self.plan.pending + new_jobs, key=UserJob.queue_key)
         examined, to_start = self.plan_queue(self.plan, now)
-        if self.last_new_jobs_round[0] == now:
-            self.last_new_jobs_round = (now, len(to_start))
+        self.last_round_started = (now, len(to_start))
         for user_job, node in to_start:
             self.launch(user_job, node, now)
         self.finish_registration()
