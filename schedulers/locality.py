@@ -40,8 +40,8 @@ Options (pybatsim ``-o`` JSON):
   CCGrid version of the authors' simulator does at its one-second
   resolution). Their later ICPP version calls its scheduler at most once per
   30 s (``last_scheduler_call`` in ``src/main.c`` from commit 8e2d66c on).
-  On the 2022-09-10 slice, 30-s rounds more than double every variant's
-  mean stretch (``scripts/results/locality.md``).
+  On slices of 2022-09-10, 30-s rounds multiply every variant's mean
+  stretch by 1.1 to 4 (``scripts/results/locality.md``).
 
 ``AUTHORS_MODEL`` below gathers the options of the authors' model; with a
 workload converted with ``--running-at-cut restart`` it reproduces their

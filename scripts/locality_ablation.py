@@ -148,7 +148,8 @@ def main(argv=None):
                 row.append(f"{entry['mean_stretch']:.3f}{improvement}")
             else:
                 row.append("")
-        rows.append(row)
+        if any(row[1:]):
+            rows.append(row)
     (out / "ablation.md").write_text(markdown_table(["variant", *models], rows) + "\n")
     print((out / "ablation.md").read_text())
 
