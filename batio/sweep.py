@@ -41,7 +41,8 @@ import pandas as pd
 
 from batio import __version__, catalog, metrics
 from batio.catalog import is_batsched
-from batio.engine.run import MODES, RunSpec, file_digest
+from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
+from batio.engine.workload import load_workload
 from batio.errors import BatioError, EngineError, InputError
 
 ENGINES = ("embedded", "batsim", "docker")
@@ -65,13 +66,15 @@ CONFIG_KEYS = {
     "engines": f"a list among {', '.join(ENGINES)}",
     "baseline": "the label of the policy the others are compared with",
     "io_slowdown": "true (default) or false: run the reference runs the I/O slowdown needs",
-    "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds, io_exclusive: true|false}",
+    "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds, max_idle: seconds, "
+                   "io_exclusive: true|false}",
 }
 REQUIRED_KEYS = ("platforms", "workloads", "schedulers")
 WORKLOAD_KEYS = ("generator", "args", "name")
 SCHEDULER_KEYS = ("scheduler", "options", "grid", "label")
 RUN_OPTIONS = {"mode": "inprocess or socket", "io_sample_period": "a number of seconds > 0",
-               "timeout": "a number of seconds > 0", "io_exclusive": "true or false"}
+               "timeout": "a number of seconds > 0", "max_idle": "a number of simulated seconds > 0",
+               "io_exclusive": "true or false"}
 
 
 # -- the grid ---------------------------------------------------------------------------
@@ -181,6 +184,9 @@ def load_config(path):
     )
     if not isinstance(grid.io_slowdown, bool):
         raise InputError(path, f"expected true or false, got {grid.io_slowdown!r}", field="io_slowdown")
+    if "seeds" in config and not any(source.generator for source in grid.workloads):
+        raise InputError(path, "seeds apply to workload generators only, and every workload here is a file "
+                               "(remove seeds, or name a generator)", field="seeds")
     check_grid(grid)
     return grid
 
@@ -218,6 +224,7 @@ def _workload(entry, base, source, where):
         else:
             try:
                 path = catalog.workload_path(_as_input_path(entry, base, ".json"))
+                load_workload(path, "w0")  # fail now, naming the job and field, not in every run
             except InputError as error:
                 raise InputError(source, str(error), field=where) from None
             return WorkloadSource(Path(entry).stem, path=str(Path(path).resolve()))
@@ -305,7 +312,7 @@ def _run_options(value, source):
         elif key == "io_exclusive":
             valid = isinstance(given, bool)
         else:
-            valid = number and given > 0
+            valid = number and 0 < given < math.inf
         if not valid:
             raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=f"run_options.{key}")
     return value
@@ -383,7 +390,21 @@ def generate_workload(source, seed, folder, grid_source):
         raise InputError(grid_source, f"generator {source.generator} must return a workload dict with 'jobs', "
                                       f"got {type(workload).__name__}", field="workloads")
     path = Path(folder) / f"{slug(source.label)}-s{seed}.json"
-    _write_if_changed(path, json.dumps(workload, indent=1) + "\n")
+    try:
+        text = json.dumps(workload, indent=1) + "\n"
+    except (TypeError, ValueError) as error:
+        raise InputError(grid_source, f"generator {source.generator} with seed {seed} and args {source.args} "
+                                      f"returned a workload that is not JSON: {error}", field="workloads") from None
+    _write_if_changed(path, text)
+    # What the generator made from its arguments is checked as any workload file is.
+    try:
+        jobs = load_workload(path, "w0").jobs
+    except InputError as error:
+        raise InputError(grid_source, f"generator {source.generator} with seed {seed} and args {source.args} "
+                                      f"made an unusable workload: {error}", field="workloads") from None
+    if not jobs:
+        raise InputError(grid_source, f"generator {source.generator} with seed {seed} and args {source.args} made "
+                                      "a workload without jobs: check the arguments' values", field="workloads")
     return str(path)
 
 
@@ -474,7 +495,8 @@ def _spec(run, prefix):
     options = run.run_options
     return RunSpec(platform=run.platform_file, workloads=[run.workload_file], scheduler=run.scheduler,
                    out_prefix=str(prefix), options=run.options, mode=options.get("mode", "inprocess"),
-                   timeout_s=options.get("timeout", 60.0), io_sample_period=options.get("io_sample_period", 1.0),
+                   timeout_s=options.get("timeout"), max_idle_s=options.get("max_idle", DEFAULT_MAX_IDLE_S),
+                   io_sample_period=options.get("io_sample_period", 1.0),
                    dynamic_jobs=options.get("dynamic_jobs", False),
                    compute_sharing=options.get("compute_sharing", False),
                    io_exclusive=options.get("io_exclusive", False))
