@@ -10,7 +10,8 @@ Option "do" picks the misbehaviour; any other job is started on host 0 at once
 - "raw": sends the events of option "events" (timestamps relative to now; a
   "job" field of data is the submitted job's id) when the first job is submitted;
 - "many_calls": asks, in one reply, to be called "count" times (default 20,000),
-  spread over now+1 s ... now+21 s, and runs the jobs normally;
+  spread over now+"first" ... now+"first"+"span" (default now+1 s ... now+21 s), and
+  runs the jobs normally;
 - "complete_running": starts the job, then CHANGE_JOB_STATE to COMPLETED_SUCCESSFULLY
   while it runs.
 """
@@ -57,8 +58,9 @@ class Misbehaving(BatsimScheduler):
         if self.do == "many_calls" and not self.sent_raw:
             self.sent_raw = True
             count = self.options.get("count", 20000)
+            first, span = self.options.get("first", 1), self.options.get("span", 20)
             for index in range(count):
-                self.bs.wake_me_up_at(self.bs.time() + 1 + 20 * index / count)
+                self.bs.wake_me_up_at(self.bs.time() + first + span * index / count)
         self.queue.append(job)
 
     def onJobCompletion(self, job):
