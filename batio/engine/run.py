@@ -366,7 +366,8 @@ def _child(spec, connection, parent_pid):
                 result = run_here(spec, report, stuck)
         send(("done", result))
     except BatioError as error:
-        send(("error", (type(error).__name__, str(error), _cause_traceback(error))))
+        known = next(cls.__name__ for cls in type(error).__mro__ if cls.__name__ in _ERRORS)
+        send(("error", (known, str(error), _cause_traceback(error))))
     except BaseException as error:  # noqa: BLE001 - an engine bug: keep its traceback for the report
         log = f"{spec.out_prefix}_traceback.log"
         Path(log).write_text(traceback.format_exc())

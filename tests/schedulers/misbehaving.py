@@ -8,7 +8,8 @@ Option "do" picks the misbehaviour; any other job is started on host 0 at once
 - "call_me_later_forever": never starts a job, asks to be called 10 s later, forever;
 - "reject_all": rejects every job;
 - "raw": sends the events of option "events" (timestamps relative to now; a
-  "job" field of data is the submitted job's id) when the first job is submitted;
+  "job" field of data is the submitted job's id) when the first job is submitted,
+  which is then queued like the others only if option "queue" is true;
 - "many_calls": asks, in one reply, to be called "count" times (default 20,000),
   spread over now+"first" ... now+"first"+"span" (default now+1 s ... now+21 s), and
   runs the jobs normally;
@@ -54,7 +55,8 @@ class Misbehaving(BatsimScheduler):
                     data["job_id"] = job.id
                 self.bs._events_to_send.append({"timestamp": self.bs.time() + event["timestamp"],
                                                 "type": event["type"], "data": data})
-            return
+            if not self.options.get("queue"):
+                return
         if self.do == "many_calls" and not self.sent_raw:
             self.sent_raw = True
             count = self.options.get("count", 20000)
