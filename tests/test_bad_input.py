@@ -164,6 +164,8 @@ def test_compute_host_without_a_positive_speed_is_rejected_as_by_batsim(tmp_path
     (["--port", "-1"], "--port: must be a TCP port"),
     (["--timeout", "0"], "--timeout: must be a finite number of seconds > 0, got 0.0"),
     (["--timeout", "nan"], "--timeout: must be a finite number"),
+    (["--max-idle", "0"], "--max-idle: must be a finite number of seconds > 0, got 0.0"),
+    (["--max-idle", "inf"], "--max-idle: must be a finite number"),
 ])
 def test_unusable_numbers_are_refused_before_any_run(tmp_path, capsys, extra, expected):
     code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=["--mode", "socket", *extra])
@@ -296,15 +298,21 @@ def test_socket_mode_puts_the_schedulers_own_error_first(tmp_path, capsys, do, e
     assert code == 2 and err.startswith(f"batio: error: {expected}") and one_line(err)
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("import no_such_module_xyz\n", "scheduler broken.py failed: ModuleNotFoundError: No module named "
-                                    "'no_such_module_xyz'"),
-    ("class Broken:\n    def __init__(self, options):\n        pass\n", "scheduler broken.py failed: TypeError"),
+NOT_A_SCHEDULER = "class Broken:\n    def __init__(self, options):\n        pass\n"
+
+
+@pytest.mark.parametrize("mode, source, expected", [
+    ("socket", "import no_such_module_xyz\n", "scheduler broken.py failed: ModuleNotFoundError: No module named "
+                                               "'no_such_module_xyz'"),
+    ("socket", NOT_A_SCHEDULER, "scheduler broken.py failed: TypeError: 'Broken' object is not callable (class "
+                                "Broken is not a subclass of pybatsim's BatsimScheduler)"),
+    ("inprocess", NOT_A_SCHEDULER, "scheduler broken.py failed to start: TypeError: 'Broken' object is not callable "
+                                   "(class Broken is not a subclass of pybatsim's BatsimScheduler)"),
 ])
-def test_socket_mode_scheduler_that_cannot_start(tmp_path, capsys, source, expected):
+def test_a_scheduler_that_cannot_start(tmp_path, capsys, mode, source, expected):
     scheduler = tmp_path / "broken.py"
     scheduler.write_text(source)
-    code, err, _ = run_cli(tmp_path, capsys, one_job(), scheduler=scheduler, extra=("--mode", "socket"))
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), scheduler=scheduler, extra=("--mode", mode))
     assert code == 2 and err.startswith(f"batio: error: {expected}") and one_line(err)
 
 

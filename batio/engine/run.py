@@ -92,7 +92,16 @@ def load_scheduler(path, options):
     except BatioError:
         raise
     except Exception as error:
-        raise SchedulerError(f"scheduler {Path(path).name} failed to start: {type(error).__name__}: {error}") from error
+        raise SchedulerError(f"scheduler {Path(path).name} failed to start: "
+                             f"{_with_hint(f'{type(error).__name__}: {error}')}") from error
+
+
+def _with_hint(problem):
+    """pybatsim calls an object that is not a BatsimScheduler, as if it were a factory."""
+    match = re.search(r"TypeError: '(\w+)' object is not callable", problem)
+    if match:
+        return f"{problem} (class {match.group(1)} is not a subclass of pybatsim's BatsimScheduler)"
+    return problem
 
 
 class _SchedulerProcess:
@@ -118,7 +127,7 @@ class _SchedulerProcess:
                                                                      r"Interrupt)\b.*", line)), None)
         ended = "" if self.exit_code is None else f", exit code {self.exit_code}"
         if raised:
-            return SchedulerError(f"scheduler {self.name} failed: {raised} (then: {error}{ended}; its output: "
+            return SchedulerError(f"scheduler {self.name} failed: {_with_hint(raised)} (then: {error}{ended}; its output: "
                                   f"{self.log_path})")
         return SchedulerError(f"scheduler {self.name}: {error}{ended} (its output: {self.log_path})")
 
