@@ -322,7 +322,7 @@ def check_numbers(args):
     port = getattr(args, "port", None)
     if port is not None and not 1 <= port <= 65535:
         raise InputError("--port", f"must be a TCP port from 1 to 65535, got {port}")
-    for option in ("timeout", "max_idle"):
+    for option in ("timeout", "max_idle", "io_sample_period"):
         value = getattr(args, option, None)
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"--{option.replace('_', '-')}", f"must be a finite number of seconds > 0, got {value}")

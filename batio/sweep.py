@@ -42,7 +42,7 @@ import pandas as pd
 from batio import __version__, catalog, metrics
 from batio.catalog import is_batsched
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
-from batio.engine.workload import load_workload
+from batio.engine.workload import json_problem, load_workload
 from batio.errors import BatioError, EngineError, InputError
 
 ENGINES = ("embedded", "batsim", "docker")
@@ -161,6 +161,8 @@ def load_config(path):
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise InputError(path, f"not valid YAML{where}: {problem}") from None
+    except (ValueError, RecursionError) as error:  # an integer of thousands of digits, deep nesting
+        raise InputError(path, f"not usable YAML: {json_problem(error)}") from None
     if not isinstance(config, dict):
         raise InputError(path, "must be a YAML mapping with keys " + ", ".join(REQUIRED_KEYS))
     _reject_unknown_keys(config, CONFIG_KEYS, path, "")

@@ -1,6 +1,7 @@
 """Bad input gets one clear line naming the file, job or field, and exit code 2."""
 
 import json
+import re
 import socket
 import subprocess
 import threading
@@ -464,3 +465,31 @@ def test_sweep_generator_whose_arguments_make_no_jobs(tmp_path, capsys):
                                          "'batio.workloads.demo:demo_workload', args: {nb_jobs: -5}}]\n"
                                          "schedulers: [fcfs]\nio_slowdown: false\n")
     assert code == 2 and "args {'nb_jobs': -5} made a workload without jobs" in err and one_line(err)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"now": ' + "9" * 5000 + ', "events": []}', "malformed JSON (a number is too long"),
+    ('{"now": 0, "events": ' + "[" * 100000 + "]" * 100000 + "}", "malformed JSON (nested too deeply)"),
+    ('{"now": NaN, "events": []}', "the scheduler's reply has 'now' nan"),
+])
+def test_replies_json_cannot_hold(text, expected):
+    from batio.engine.transport import decode_reply
+    with pytest.raises(SchedulerError, match=re.escape(expected)):
+        decode_reply(text)
+
+
+@pytest.mark.parametrize("value, expected", [("9" * 5000, "not usable YAML: a number is too long"),
+                                             ("[" * 10000 + "]" * 10000, "not usable YAML: nested too deeply")])
+def test_sweep_config_yaml_cannot_hold(tmp_path, capsys, value, expected):
+    code, err = _sweep(tmp_path, capsys, f"platforms: [{TINY}]\nworkloads: [demo]\nschedulers: [fcfs]\nx: {value}\n")
+    assert code == 2 and f"sweep.yaml: {expected}" in err and one_line(err)
+
+
+def test_options_with_an_integer_too_long(tmp_path, capsys):
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=("--options", '{"a": ' + "9" * 5000 + "}"))
+    assert code == 2 and "--options: malformed JSON: a number is too long" in err and one_line(err)
+
+
+def test_io_sample_period_must_be_finite(tmp_path, capsys):
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=("--io-sample-period", "inf"))
+    assert code == 2 and "--io-sample-period: must be a finite number of seconds > 0, got inf" in err

@@ -12,6 +12,7 @@ import json
 import threading
 import time
 
+from batio.engine.workload import json_problem
 from batio.errors import SchedulerError
 
 
@@ -24,8 +25,9 @@ def decode_reply(text):
     """Parse and check the outer shape of a scheduler's reply."""
     try:
         reply = json.loads(text)
-    except (json.JSONDecodeError, TypeError) as error:
-        raise SchedulerError(f"the scheduler answered with malformed JSON ({error}): {str(text)[:200]!r}") from None
+    except (ValueError, RecursionError, TypeError) as error:
+        raise SchedulerError(f"the scheduler answered with malformed JSON ({json_problem(error)}): "
+                             f"{str(text)[:200]!r}") from None
     now = reply.get("now") if isinstance(reply, dict) else None
     if not isinstance(reply, dict) or not isinstance(reply.get("events"), list) or \
             not isinstance(now, (int, float)) or isinstance(now, bool):

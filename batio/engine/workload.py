@@ -221,7 +221,7 @@ def json_problem(error):
     """What is wrong with a JSON text json.loads refused, in one line."""
     if isinstance(error, RecursionError):
         return "nested too deeply"
-    if isinstance(error, json.JSONDecodeError):
+    if isinstance(error, (json.JSONDecodeError, TypeError)):
         return str(error)
     # int() refuses integers of more than 4300 digits (CVE-2020-10735)
     return f"a number is too long ({str(error).split(':')[0]})"
