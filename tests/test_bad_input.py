@@ -274,11 +274,18 @@ def test_unusable_out_folders(tmp_path, capsys):
     cases = [(afile, "exists and is not a folder"), (afile / "sub", "Not a directory"),
              (tmp_path / ("x" * 300), "File name too long"), (tmp_path / "/".join(["y" * 200] * 25), "too long"),
              ("/dev/null", "/dev/null exists and is not a folder")]
-    for out, expected in cases:
-        code = main(["run", "--platform", str(TINY), "--workload", str(work), "--scheduler", str(SCRIPTED),
-                     "--out", str(out), "--quiet"])
-        err = capsys.readouterr().err
-        assert code == 2 and "--out: " in err and expected in err and one_line(err), (out, err)
+    immutable = tmp_path / "immutable"
+    immutable.mkdir()
+    if subprocess.run(["chattr", "+i", str(immutable)], capture_output=True).returncode == 0:
+        cases.append((immutable / "o", "Operation not permitted"))  # as root, chmod would not stop us
+    try:
+        for out, expected in cases:
+            code = main(["run", "--platform", str(TINY), "--workload", str(work), "--scheduler", str(SCRIPTED),
+                         "--out", str(out), "--quiet"])
+            err = capsys.readouterr().err
+            assert code == 2 and "--out: " in err and expected in err and one_line(err), (out, err)
+    finally:
+        subprocess.run(["chattr", "-i", str(immutable)], capture_output=True)
 
 
 @pytest.mark.parametrize("name", ["out_jobs.csv", "out_scheduler.log"])
