@@ -14,11 +14,13 @@ counted; with ``BATIO_FUZZ_REPORT=PATH`` the counts are written there.
 """
 
 from collections import Counter
+from contextlib import contextmanager
 import json
 import logging
 import math
 import os
 from pathlib import Path
+import signal
 import tempfile
 
 from hypothesis import given, settings, strategies as st
@@ -81,7 +83,8 @@ def profiles(draw, name, names, odds):
     width = draw(st.integers(1, 2))  # hosts a "parallel" profile describes
     vector = mostly(st.lists(numbers, min_size=width, max_size=width), st.lists(numbers, max_size=3), odds)
     others = [other for other in names if other != name] or names
-    fields = {"delay": mostly(st.sampled_from([1, 2.5, 10]), numbers, odds), "cpu": vector if kind == "parallel" else numbers,
+    fields = {"delay": mostly(st.sampled_from([1, 2.5, 10]), numbers, odds),
+              "cpu": vector if kind == "parallel" else numbers,
               "com": (mostly(st.lists(numbers, min_size=width ** 2, max_size=width ** 2), vector, odds)
                       if kind == "parallel" else numbers),
               "bytes_to_read": numbers, "bytes_to_write": numbers, "storage": labels, "nb_bytes": numbers,
@@ -133,6 +136,23 @@ def _as_file(folder, workload, raw=None):
     else:
         path.write_text(json.dumps(workload))  # NaN and Infinity as Python writes them
     return path
+
+
+HANG_S = 90  # wall-clock seconds after which a run counts as hung (each decision is bounded at 20 s)
+
+
+@contextmanager
+def _hang_guard(seconds):
+    """Fail, rather than wait forever, if the run does not end (simulate then kills its child)."""
+    def hung(_signum, _frame):
+        raise AssertionError(f"the run did not end within {seconds} s of wall-clock time: a hang")
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _check_one_line(error, *culprits):
@@ -218,7 +238,8 @@ def test_any_run_ends_correctly_or_in_one_line(workload, platform, replies, queu
         spec = RunSpec(str(platform_path), [str(work)], str(MISBEHAVING), str(Path(folder) / "out" / "out"),
                        options=json.loads(json.dumps(options)), timeout_s=20.0, max_idle_s=1e4)
         try:
-            simulate(spec)
+            with _hang_guard(HANG_S):
+                simulate(spec)
         except BatioError as error:
             CASES["runs stopped by an error"] += 1
             CASES[f"runs stopped by an error: {type(error).__name__}"] += 1

@@ -195,7 +195,8 @@ class JobExecution:
         else:
             raise ProfileError(f"job '{self.record.job.id}', profile '{name}', field '{field}': needs storage label "
                                f"'{label}', which the EXECUTE_JOB storage_mapping {sorted(self.storage_mapping)} "
-                               "does not name" + ("" if default_to_single else " (data_staging has no default storage)"))
+                               "does not name"
+                               + ("" if default_to_single else " (data_staging has no default storage)"))
         return resource.name, self.sim.host(resource.name)
 
     def _check_routes(self, name, hosts, matrix):

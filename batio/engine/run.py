@@ -127,8 +127,8 @@ class _SchedulerProcess:
                                                                      r"Interrupt)\b.*", line)), None)
         ended = "" if self.exit_code is None else f", exit code {self.exit_code}"
         if raised:
-            return SchedulerError(f"scheduler {self.name} failed: {_with_hint(raised)} (then: {error}{ended}; its output: "
-                                  f"{self.log_path})")
+            return SchedulerError(f"scheduler {self.name} failed: {_with_hint(raised)} (then: {error}{ended}; "
+                                  f"its output: {self.log_path})")
         return SchedulerError(f"scheduler {self.name}: {error}{ended} (its output: {self.log_path})")
 
     def stop(self):
@@ -352,7 +352,7 @@ def _child(spec, connection, parent_pid):
         send(("progress", (sim.now(), sim.nb_completed, len(sim.records))))
 
     def stuck(error):
-        send(("error", (type(error).__name__, str(error), "")))
+        send(_error_payload(error))
         os._exit(3)
 
     try:
@@ -375,13 +375,18 @@ def _child(spec, connection, parent_pid):
                 result = run_here(spec, report, stuck)
         send(("done", result))
     except BatioError as error:
-        known = next(cls.__name__ for cls in type(error).__mro__ if cls.__name__ in _ERRORS)
-        send(("error", (known, str(error), _cause_traceback(error))))
+        send(_error_payload(error))
     except BaseException as error:  # noqa: BLE001 - an engine bug: keep its traceback for the report
         log = f"{spec.out_prefix}_traceback.log"
         Path(log).write_text(traceback.format_exc())
         send(("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error} "
                                        f"(a batio bug: please report it with {log})", "")))
+
+
+def _error_payload(error):
+    """A BatioError as the parent rebuilds it: its nearest class the parent knows, its message, its cause."""
+    known = next(cls.__name__ for cls in type(error).__mro__ if cls.__name__ in _ERRORS)
+    return "error", (known, str(error), _cause_traceback(error))
 
 
 def _cause_traceback(error):

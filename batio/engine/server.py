@@ -241,13 +241,14 @@ class Simulation:
                 raise SchedulerError(f"event {index} ({kind}) is dated {timestamp}, after the reply's "
                                      f"'now' {reply['now']}")
             if kind == "CALL_ME_LATER":
-                # Checked against the date the scheduler gave the event, not the time the server
-                # handles it: each message takes simulated time, so in a long reply a date still in the
-                # future when asked may have passed when handled (the waiter then fires at once).
+                # Checked against the date of the decision, not the time the server handles it: each
+                # message takes simulated time, so in a long reply a date still in the future when
+                # asked may have passed when handled (the waiter then fires at once).
                 target = _field(data, "timestamp", (int, float), "CALL_ME_LATER")
-                if not timestamp < target < float("inf"):
+                decided = max(timestamp, message["now"])
+                if not decided < target < float("inf"):
                     raise SchedulerError(f"event {index}: CALL_ME_LATER asks to be called at {target}, which is not "
-                                         f"a finite date after the event's own date ({timestamp})")
+                                         f"a finite date after the decision's ({decided})")
             self._sleep_until(timestamp)
             self.send("SCHED_EVENT", (kind, data))
         self._sleep_until(reply["now"])
@@ -309,8 +310,8 @@ class Simulation:
             what = "with every job ended, only calling itself back (CALL_ME_LATER)"
         else:
             return  # time passes toward the next submission
-        raise SchedulerError(f"the scheduler let {idle:g} simulated seconds pass since t={self.last_activity:g} {what}; "
-                             f"the bound is {self.config.max_idle:g} s (raise it with --max-idle)")
+        raise SchedulerError(f"the scheduler let {idle:g} simulated seconds pass since t={self.last_activity:g} "
+                             f"{what}; the bound is {self.config.max_idle:g} s (raise it with --max-idle)")
 
     def _job_started(self, record):
         self._active()
@@ -622,7 +623,7 @@ class Simulation:
         if record.execution is not None and not record.complete:
             raise SchedulerError(f"CHANGE_JOB_STATE: job '{record.job.id}' is being executed by the engine (it was "
                                  f"started by EXECUTE_JOB), so it cannot go to {state}: its profile decides when it "
-                                 "ends (use KILL_JOB to end it early); Batsim 4.2.1 aborts here")
+                                 "ends (use KILL_JOB to end it early)")
         self._active()
         if record.state == "SUBMITTED" and state == "RUNNING":
             record.start = self.now()
