@@ -605,11 +605,14 @@ def dask_client(workers=None, scheduler_address=None):
                               "start the simulation processes; start them with "
                               f"DASK_DISTRIBUTED__WORKER__DAEMON=False dask worker {scheduler_address}")
     else:
+        # Dask's own notices (workers closing, a comm reset when batio is
+        # killed) are not the user's business: failed runs are in results.csv.
+        logging.getLogger("distributed").setLevel(logging.WARNING)
         # Each simulation runs in its own child process (SimGrid allows one
         # engine per process): workers must be allowed to have children.
         with dask.config.set({"distributed.worker.daemon": False}):
             cluster = LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
         client = Client(cluster)
     try:
         yield client

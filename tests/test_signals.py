@@ -86,3 +86,35 @@ def test_a_signal_leaves_no_process_behind(tmp_path, mode, signum):
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
     if signum != signal.SIGKILL:
         assert process.returncode == 128 + signum or (signum == signal.SIGINT and process.returncode == 130)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_a_signal_to_a_sweep_leaves_no_process_behind(tmp_path, signum):
+    """Dask's worker and nanny, the engine child of the busy run: all gone, and no traceback."""
+    work = tmp_path / "w.json"
+    work.write_text(json.dumps(workload([{"id": "A", "subtime": 0, "res": 1, "profile": "d"}],
+                                        {"d": {"type": "delay", "delay": 10}}, 4)))
+    config = tmp_path / "loop.yaml"
+    config.write_text(f"platforms: [{TINY}]\nworkloads: [{work}]\nio_slowdown: false\n"
+                      f"schedulers: [{{scheduler: {MISBEHAVING}, options: {{do: loop_forever}}}}]\n")
+    process = subprocess.Popen([sys.executable, "-m", "batio", "sweep", str(config), "--out", str(tmp_path / "sweep"),
+                                "--workers", "1", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not list((tmp_path / "sweep" / "runs").glob(".tmp-*/out_scheduler.log")):
+        time.sleep(0.5)
+    time.sleep(2)
+    descendants = _children(process.pid)
+    assert len(descendants) >= 3, descendants  # nanny, worker, engine child (and trackers)
+    sent = time.monotonic()
+    os.kill(process.pid, signum)
+    process.wait(60)
+    while any(_alive(pid) for pid in descendants) and time.monotonic() - sent < 20:
+        time.sleep(0.2)
+    left = [pid for pid in descendants if _alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"left behind after {signum.name}: {left}"
+    assert time.monotonic() - sent < 10
+    err = process.stderr.read()
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
