@@ -202,11 +202,13 @@ class JobExecution:
     def _check_routes(self, name, hosts, matrix):
         """Bytes between two hosts of a Full zone that declares no route
         between them would move in no time (SimGrid charges no link)."""
-        if not self.sim.platform.full_zones or not matrix:
+        zones = self.sim.platform.full_zones
+        if not zones or not matrix:
             return
+        inside = [index for index, host in enumerate(hosts) if host.name in zones]
         size = len(hosts)
-        for i in range(size):
-            for j in range(size):
+        for i in inside if len(inside) > 1 else ():
+            for j in inside:
                 if i != j and matrix[i * size + j] > 0:
                     zone = self.sim.platform.missing_route(hosts[i].name, hosts[j].name)
                     if zone is not None:

@@ -37,7 +37,7 @@ class Platform:
     master: str
     properties: dict[str, dict[str, str]] = field(default_factory=dict)
     zone_properties: dict[str, dict[str, str]] = field(default_factory=dict)
-    full_zones: dict[str, str] = field(default_factory=dict)  # host -> its zone, for zones with routing Full
+    full_zones: dict[str, str] = field(default_factory=dict)  # host -> its zone, for routing Full zones of 2+ hosts
     routes: set = field(default_factory=set)  # (src, dst) host pairs those zones declare a route for
 
     def missing_route(self, source, destination):
@@ -85,9 +85,10 @@ def read_full_zone_routes(path):
     ``routing="Full"`` zones, whose every pair of hosts needs a <route>."""
     zones, routes = {}, set()
     for zone in ET.parse(path).getroot().iter():
-        if zone.tag not in ("zone", "AS") or zone.get("routing") != "Full":
+        hosts = zone.findall("host")
+        if zone.tag not in ("zone", "AS") or zone.get("routing") != "Full" or len(hosts) < 2:
             continue
-        for host in zone.findall("host"):
+        for host in hosts:
             zones[host.get("id")] = zone.get("id")
         for route in zone.findall("route"):
             routes.add((route.get("src"), route.get("dst")))

@@ -195,7 +195,7 @@ class InProcessTransport:
             raise timeout_error(self.watchdog.timeout_s, message["now"]) from None
         except SystemExit as error:
             raise SchedulerError(f"the scheduler called sys.exit({error.code!r}) in a callback") from None
-        except Exception as error:
+        except BaseException as error:  # noqa: BLE001 - whatever the scheduler raised is its own failure
             raise SchedulerError(f"the scheduler crashed: {type(error).__name__}: {error}") from error
         reply, self._mailbox.outbox = self._mailbox.outbox, None
         self.seconds_in_scheduler += time.perf_counter() - sent
