@@ -226,7 +226,6 @@ def _workload(entry, base, source, where):
         else:
             try:
                 path = catalog.workload_path(_as_input_path(entry, base, ".json"))
-                load_workload(path, "w0")  # fail now, naming the job and field, not in every run
             except InputError as error:
                 raise InputError(source, str(error), field=where) from None
             return WorkloadSource(Path(entry).stem, path=str(Path(path).resolve()))
@@ -410,6 +409,15 @@ def generate_workload(source, seed, folder, grid_source):
     return str(path)
 
 
+def _checked_workload(path, grid_source):
+    """A workload file, checked once before any run (naming its job and field) rather than in every run."""
+    try:
+        load_workload(path, "w0")
+    except InputError as error:
+        raise InputError(grid_source, str(error), field="workloads") from None
+    return path
+
+
 def alone_workload(workload):
     """The reference workload: the same jobs and profiles, each submitted
     after the previous one's walltime (plus a gap), so that FCFS runs every
@@ -456,7 +464,7 @@ def plan(grid, out):
 
     instances = []  # (label, workload file, seed, reference workload file or None)
     for source in grid.workloads:
-        files = ([(source.path, None)] if source.path else
+        files = ([(_checked_workload(source.path, grid.source), None)] if source.path else
                  [(generate_workload(source, seed, workloads_dir, grid.source), seed) for seed in grid.seeds])
         for workload_file, seed in files:
             alone_file = None

@@ -459,7 +459,16 @@ def test_sweep_naming_a_malformed_workload(tmp_path, capsys):
     (tmp_path / "bad.json").write_text('{"nb_res": 4, "jobs": [')
     code, err = _sweep(tmp_path, capsys, f"platforms: [{TINY}]\nworkloads: [{tmp_path / 'bad.json'}]\n"
                                          "schedulers: [fcfs]\n")
-    assert code == 2 and "sweep.yaml, field 'workloads[0]'" in err and "bad.json: malformed JSON" in err
+    assert code == 2 and "sweep.yaml, field 'workloads'" in err and "bad.json: malformed JSON" in err
+    assert one_line(err)
+
+
+def test_compare_naming_a_workload_that_is_not_utf8(tmp_path, capsys):
+    (tmp_path / "bad.json").write_bytes(b'{"nb_res": 4, "jobs": [], "profiles": {"\xff": {}}}')
+    code = main(["compare", "--platform", str(TINY), "--workload", str(tmp_path / "bad.json"), "--schedulers", "fcfs",
+                 "--out", str(tmp_path / "cmp"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "batio compare, field 'workloads': " in err and "bad.json: not UTF-8 text" in err
     assert one_line(err)
 
 
