@@ -509,6 +509,13 @@ def test_options_with_an_integer_too_long(tmp_path, capsys):
     assert code == 2 and "--options: malformed JSON: a number is too long" in err and one_line(err)
 
 
+@pytest.mark.parametrize("option, expected", [("maxmin/precision:abc", "invalid double"),
+                                              ("no/such:1", "Bad config key: no/such")])
+def test_simgrid_options_simgrid_refuses(tmp_path, capsys, option, expected):
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=("--sg-cfg", option))
+    assert code == 2 and f"--sg-cfg: SimGrid refuses {option}: {expected}" in err and one_line(err)
+
+
 def test_io_sample_period_must_be_finite(tmp_path, capsys):
     code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=("--io-sample-period", "inf"))
     assert code == 2 and "--io-sample-period: must be a finite number of seconds > 0, got inf" in err

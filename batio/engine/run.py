@@ -172,8 +172,12 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
     for option in spec.sg_config:
         if ":" not in option or option.startswith("host/model:"):
             raise InputError("--sg-cfg", f"expected a SimGrid option NAME:VALUE other than host/model, got {option!r}")
-    engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
-                             "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
+    try:
+        engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
+                                 "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
+    except Exception as error:  # noqa: BLE001 - SimGrid's ValueError, IndexError... on a bad option
+        raise InputError("--sg-cfg", f"SimGrid refuses {' '.join(spec.sg_config)}: "
+                                     f"{str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
     try:
         engine.load_platform(str(spec.platform))
     except Exception as error:  # SimGrid's parser raises RuntimeError with the line
