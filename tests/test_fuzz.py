@@ -14,7 +14,8 @@ counted; with ``BATIO_FUZZ_REPORT=PATH`` the counts are written there.
 """
 
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+import io
 import json
 import logging
 import math
@@ -251,3 +252,49 @@ def test_any_run_ends_correctly_or_in_one_line(workload, platform, replies, queu
         rows = (Path(folder) / "out" / "out_jobs.csv").read_text(encoding="utf-8").splitlines()
         assert len(rows) == 1 + len(workload["jobs"])
         assert all(row.split(",")[7] in FINAL_STATES for row in rows[1:]), rows
+
+
+CLI_VALUES = {
+    "--timeout": ["5", "0", "-1", "nan", "inf", "1e-9"],
+    "--max-idle": ["100", "0", "-3", "nan", "inf"],
+    "--io-sample-period": ["1", "0", "nan", "inf", "-2", "1e-300"],
+    "--port": ["0", "70000", "-1", "1"],
+    "--sg-cfg": ["maxmin/precision:1e-9", "maxmin/precision:abc", "no/such:1", "host/model:L07", "x"],
+    "--role": ["h0:storage", "h9:storage", "h0", ":x", "h0:bogus"],
+    "--master-host": ["h0", "nope", ""],
+    "--mode": ["socket", "inprocess"],
+    "--options": ['{"execute": {"w0!A": {"alloc": "0"}}}', "[]", "{", '{"a": ' + "[" * 5000 + "]" * 5000 + "}"],
+}
+
+
+@fuzz_settings(ci_examples=15)
+@given(flags=st.dictionaries(st.sampled_from(sorted(CLI_VALUES)), st.integers(0, 9), max_size=3),
+       out=mostly(st.just("out"), st.sampled_from(["", "/dev/null", "afile", "afile/sub", "x" * 300])))
+def test_any_command_line_runs_or_is_one_line(flags, out):
+    """`batio run` with odd option values: exit 0, or 2 with one line (argparse's own usage errors aside)."""
+    from batio.cli import main
+    CASES["command lines"] += 1
+    with tempfile.TemporaryDirectory() as folder:
+        work = _as_file(folder, {"nb_res": 4, "jobs": [{"id": "A", "subtime": 0, "res": 1, "profile": "d"}],
+                                 "profiles": {"d": {"type": "delay", "delay": 1}}})
+        Path(folder, "afile").write_text("x")
+        argv = ["run", "--platform", str(TESTS / "data" / "tiny.xml"), "--workload", str(work), "--scheduler",
+                str(TESTS / "schedulers" / "scripted.py"), "--out", str(Path(folder, out)) if out else "", "--quiet"]
+        if "--options" not in flags:
+            argv += ["--options", CLI_VALUES["--options"][0]]
+        for flag, index in flags.items():
+            argv += [flag, CLI_VALUES[flag][index % len(CLI_VALUES[flag])]]
+        stderr = io.StringIO()
+        try:
+            with redirect_stderr(stderr), redirect_stdout(io.StringIO()):
+                code = main(argv)
+        except SystemExit as exit:  # argparse: a value its type refuses, with its usage line
+            CASES["command lines refused by argparse"] += 1
+            assert exit.code == 2
+            return
+        err = stderr.getvalue()
+        CASES[f"command lines ending with {code}"] += 1
+        assert code in (0, 2), err
+        if code == 2:
+            assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+            assert "internal engine error" not in err and "engine process died" not in err, err
