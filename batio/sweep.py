@@ -537,12 +537,17 @@ def _publish(temporary, final):
         os.rename(temporary, final)
 
 
-def _rebase_run_record(prefix, final_prefix):
-    """out_run.json was written in the temporary folder: point it at the final one."""
+def _rebase_run_record(prefix, final_prefix, row):
+    """out_run.json and the row's error were written naming the temporary folder: name the final one."""
+    def rebased(text):
+        return text.replace(str(Path(prefix).parent), str(Path(final_prefix).parent))
+    row["error"] = rebased(row.get("error", ""))
     path = Path(f"{prefix}_run.json")
     if path.exists():
         record = json.loads(path.read_text())
         record.setdefault("spec", {})["out_prefix"] = str(final_prefix)
+        if record.get("error"):
+            record["error"] = rebased(record["error"])
         path.write_text(json.dumps(record, indent=1))
 
 
@@ -567,7 +572,7 @@ def execute_run(run, out):
         row.update(status="failed", error=f"unexpected {type(error).__name__}: {error} "
                                           f"(traceback in {final / 'traceback.log'})")
     row["wall_time_s"] = time.perf_counter() - started
-    _rebase_run_record(prefix, final / "out")
+    _rebase_run_record(prefix, final / "out", row)
     (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
     _publish(temporary, final)
     return row

@@ -519,3 +519,16 @@ def test_simgrid_options_simgrid_refuses(tmp_path, capsys, option, expected):
 def test_io_sample_period_must_be_finite(tmp_path, capsys):
     code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=("--io-sample-period", "inf"))
     assert code == 2 and "--io-sample-period: must be a finite number of seconds > 0, got inf" in err
+
+
+def test_a_failed_sweep_run_names_its_final_folder(tmp_path):
+    """A run's outputs are written in a temporary folder, renamed when it ends: the error names the final one."""
+    from batio.sweep import load_config, run_grid
+    (tmp_path / "w.json").write_text(json.dumps(one_job()))
+    config = tmp_path / "s.yaml"
+    config.write_text(f"platforms: [{TINY}]\nworkloads: [{tmp_path / 'w.json'}]\nio_slowdown: false\n"
+                      f"schedulers: [{{scheduler: {MISBEHAVING}, options: {{do: exit_in_callback}}}}]\n")
+    table, counts, _ = run_grid(load_config(config), tmp_path / "out", workers=0, progress=False)
+    error = table.loc[0, "error"]
+    assert "sys.exit(3)" in error and f"partial: {tmp_path / 'out' / 'runs' / table.loc[0, 'run_id']}/out_jobs.csv" \
+        in error and ".tmp-" not in error
