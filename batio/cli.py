@@ -4,6 +4,8 @@
     batio compare --platform P --workload W --schedulers A,B,C --out DIR
     batio sweep CONFIG.yaml [--workers N] [--scheduler-address ADDR]
     batio calibrate MEASURED.csv --out DIR [--unit GB/s] [--platform P --element ID]
+    batio import swf|sacct TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
+    batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
     batio list
 """
 
@@ -211,6 +213,35 @@ def command_calibrate(args):
     return 0
 
 
+def command_import(args):
+    from batio.importers import dumps, import_trace, summary_lines
+    workload = import_trace(args.format, args.trace, start=args.start, end=args.end, warmup=args.warmup,
+                            cooldown=args.cooldown, max_jobs=args.max_jobs, sample=args.sample, seed=args.seed,
+                            nodes=args.nodes, cores_per_node=args.cores_per_node,
+                            keep_cancelled=args.keep_cancelled, darshan=args.darshan)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(dumps(workload))
+    for line in summary_lines(workload):
+        print(line)
+    print(f"written: {out} (what was skipped and why, line by line: its \"trace\" block)")
+    return 0
+
+
+def command_platform(args):
+    from batio.platform_builder import contention_value, platform_xml
+    contention = None if args.contention is None else contention_value(args.contention, args.contention_unit)
+    text = platform_xml(args.nodes, args.cores, args.speed, args.node_link, args.pfs_bandwidth, args.latency,
+                        contention)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(f"{args.nodes} compute hosts node0..node{args.nodes - 1} ({args.cores} cores each), storage host pfs "
+          f"behind pfs_link, master_host" + (f"; contention curve {contention}" if contention else ""))
+    print(f"written: {out}")
+    return 0
+
+
 def command_list(_args):
     print("platforms:  " + ", ".join(sorted(catalog.bundled_platforms())))
     print("workloads:  " + ", ".join(sorted(catalog.bundled_workloads())))
@@ -311,6 +342,55 @@ def parser():
     calibration.add_argument("--platform", help="also write a copy of this platform with the property added")
     calibration.add_argument("--element", help="id of the <link>, <host> or <cluster> to add it to")
     calibration.set_defaults(handler=command_calibrate)
+
+    importing = commands.add_parser("import", help="a Batsim workload from a job trace (SWF, Slurm sacct); "
+                                                   "docs/formats.md states the mapping")
+    importing.add_argument("format", choices=["swf", "sacct"],
+                           help="swf: Parallel Workloads Archive; sacct: `sacct --parsable2` with a header line")
+    importing.add_argument("trace", help="the trace file")
+    importing.add_argument("--out", required=True, help="the workload JSON file to write")
+    importing.add_argument("--from", dest="start", metavar="T",
+                           help="first submission of the evaluated window: trace seconds, or a date "
+                                "(1996-10-01T08:00) when the trace is dated")
+    importing.add_argument("--to", dest="end", metavar="T", help="end of the evaluated window (excluded)")
+    importing.add_argument("--warmup", metavar="DURATION",
+                           help="also keep the jobs submitted this long before the window as category 0 "
+                                "(and the ones still queued then as -1); seconds or 30m, 12h, 2d")
+    importing.add_argument("--cooldown", metavar="DURATION",
+                           help="also keep the jobs submitted this long after the window as category 2")
+    importing.add_argument("--max-jobs", type=int, help="keep the first N jobs (by submission) of the selection")
+    importing.add_argument("--sample", type=float, metavar="FRACTION",
+                           help="keep this fraction of the jobs, chosen by a hash of (seed, job id)")
+    importing.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    importing.add_argument("--nodes", type=int,
+                           help="the machine's compute hosts: larger jobs are skipped (default: SWF header "
+                                "MaxProcs / cores per node, else MaxNodes, else the largest job)")
+    importing.add_argument("--cores-per-node", type=int,
+                           help="SWF: processors per node; a job's nodes are ceil(processors / this) (default 1)")
+    importing.add_argument("--keep-cancelled", action="store_true",
+                           help="keep cancelled jobs that ran (default: skip every cancelled job, as the "
+                                "Parallel Workloads Archive's cleaning does)")
+    importing.add_argument("--darshan", action="append", metavar="LOG|FOLDER",
+                           help="Darshan logs (or folders of them; repeatable): each job whose id is a log's job "
+                                "id gets its bytes read and written as a file-system phase (needs PyDarshan)")
+    importing.set_defaults(handler=command_import)
+
+    machine = commands.add_parser("platform", help="a SimGrid platform (compute nodes, one parallel file system, "
+                                                   "a master host) from a short description")
+    machine.add_argument("--nodes", type=int, required=True, help="compute hosts")
+    machine.add_argument("--cores", type=int, default=1, help="cores per compute host (default 1)")
+    machine.add_argument("--speed", required=True, help="flop/s per core: a number or with a unit, e.g. 1Gf")
+    machine.add_argument("--node-link", required=True, help="each node's link: bytes/s or e.g. 10GBps, 100Gbps")
+    machine.add_argument("--pfs-bandwidth", required=True,
+                         help="the file system's link, which all storage traffic shares: e.g. 5GBps")
+    machine.add_argument("--latency", default="50us", help="latency of every link (default 50us)")
+    machine.add_argument("--contention", metavar="CURVE|CSV|XML",
+                         help="beyond Batsim: pfs_link's throughput per number of clients, as a curve "
+                              "'1:1GBps 8:6GBps', a measured CSV (batio calibrate's input) or the "
+                              "property.xml batio calibrate writes")
+    machine.add_argument("--contention-unit", default="GB/s", help="unit of a --contention CSV (default GB/s)")
+    machine.add_argument("--out", required=True, help="the platform XML file to write")
+    machine.set_defaults(handler=command_platform)
 
     listing = commands.add_parser("list", help="list bundled platforms, workloads and schedulers")
     listing.set_defaults(handler=command_list)

@@ -111,3 +111,63 @@ def evaluated_window(table: pd.DataFrame) -> tuple[float, float]:
     """First and last submission times of the evaluated jobs."""
     evaluated = table[table["category"] == EVALUATED]["subtime"]
     return (float(evaluated.min()), float(evaluated.max())) if len(evaluated) else (np.nan, np.nan)
+
+
+# -- against the authors' simulator ------------------------------------------------
+
+def read_authors_gantt(path) -> pd.DataFrame:
+    """Per started job (``job_id``: the trace id), ``start`` (t_k), ``end`` and
+    ``node``, in seconds from t0, from the per-job file
+    (``outputs/Results_all_jobs_<SCHEDULER>.csv``) of the authors' simulator
+    built with ``-DPRINT_GANTT_CHART``: Batsim-like columns where column 11
+    is the start, 12 the end and 14 the cores used (node x 20 + core); the
+    ``I/O-`` lines describe loads and are skipped. Also reads the
+    ``job_id,start,end,node`` CSV this module's callers record it as."""
+    path = Path(path)
+    text = path.read_text()
+    if text.startswith("job_id,start,end,node"):
+        return pd.read_csv(path).set_index("job_id")
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split(",")
+        if not line or fields[0].startswith("I/O-"):
+            continue
+        try:
+            cores = [int(core) for core in fields[14].strip('"').split()]
+            rows.append((int(fields[0]), int(fields[11]), int(fields[12]), cores[0] // 20))
+        except (IndexError, ValueError):
+            raise InputError(f"{path}, line {number}", "not a line of the authors' per-job output "
+                                                       "(job id, ..., start in column 11, end in 12, cores in 14)")
+    return pd.DataFrame(rows, columns=["job_id", "start", "end", "node"]).set_index("job_id")
+
+
+def compare_with_authors(table: pd.DataFrame, authors: pd.DataFrame, tolerance: float = 1.0) -> dict:
+    """batio's run (``job_table`` of a run on a workload converted with
+    ``--running-at-cut restart``, whose time 0 is the authors' t0) against
+    the authors' simulator on the same input, job by job: their mean
+    stretch over the evaluated jobs (the authors' stretch from their end
+    times and batio's job descriptions, the same formula), the share of jobs
+    whose t_k is within ``tolerance`` seconds of theirs (all jobs both
+    started, and the evaluated ones), the share on the same node, and the
+    job whose t_k differs most."""
+    ids = pd.Series([int(job_id.split("!")[1]) for job_id in table.index], index=table.index)
+    ours = table.set_index(ids)
+    both = ours.join(authors.rename(columns=lambda c: f"authors_{c}"), how="inner")
+    evaluated = both[both["category"] == EVALUATED]
+    missing = int((ours["category"] == EVALUATED).sum() - len(evaluated))
+    if missing:
+        raise InputError("authors' output", f"{missing} evaluated jobs of the run are not in it")
+    authors_stretch = (evaluated["authors_end"] - evaluated["subtime"]) / evaluated["reference_flow"]
+    gap = (both["decided"] - both["authors_start"]).abs()
+    worst = gap.idxmax() if len(gap) else None
+    return {
+        "mean_stretch": float(evaluated["stretch"].mean()),
+        "authors_mean_stretch": float(authors_stretch.mean()),
+        "stretch_ratio": float(evaluated["stretch"].mean() / authors_stretch.mean()),
+        "jobs_compared": int(len(both)),
+        "start_within_tolerance": float((gap <= tolerance).mean()),
+        "evaluated_start_within_tolerance": float((gap[evaluated.index] <= tolerance).mean()),
+        "same_node": float((both["node"] == both["authors_node"]).mean()),
+        "worst_job": None if worst is None else int(worst),
+        "worst_start_gap": float(gap.max()) if len(gap) else 0.0,
+    }

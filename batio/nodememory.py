@@ -21,8 +21,9 @@ overflows under this rule: cached copies only shrink between two starts.
 Fact from the authors' simulator (``src/basic_functions.c``,
 ``add_data_in_node`` and ``remove_data_from_node``, built without
 DATA_PERSISTENCE as in their Makefile): there a file whose last user ended is
-valid only for a job started at that very instant; the paper's rule, kept
-here, also keeps it across idle time until another job starts.
+valid only for a job started at that very instant; the paper's rule also
+keeps it across idle time until another job starts. ``NodeMemory`` follows
+the paper by default and the authors' code with ``retain_cached=False``.
 
 The three cases of Section 4.1 for a job started on a node at t_k:
 1. ``IN_MEMORY``: its file is loaded there, t'_k = t_k;
@@ -129,13 +130,35 @@ class Slots:
             getattr(self, name)[node, slot] = fill
 
 
+def load_seconds(bandwidth: float):
+    """Size / Bandwidth, the time to load a file (Section 3)."""
+    return lambda size: size / bandwidth
+
+
+def truncated_load_seconds(bandwidth: float):
+    """Size / Bandwidth as the authors' simulator counts it: in single
+    precision, in GB and GB/s, truncated to whole seconds (``transfer_time``
+    is an ``int`` in ``src/basic_functions.c``): a 83.2 GB file at 0.1 GB/s
+    takes 831 s there."""
+    rate = np.float32(bandwidth / 1e9)
+    return lambda size: float(int(np.float32(size / 1e9) / rate))
+
+
 class NodeMemory:
     """Files in each node's memory, and the eviction rule (module docstring).
-    The copies are also mirrored in ``slots`` for the plans."""
+    The copies are also mirrored in ``slots`` for the plans.
 
-    def __init__(self, nb_nodes: int, memory_bytes: float, bandwidth: float):
+    ``retain_cached``: a copy whose last user ended stays until another
+    file's job starts on the node (the paper), or only for jobs started at
+    that very instant (False: the authors' code). ``load_time(size)``: the
+    seconds a load takes (default Size / Bandwidth)."""
+
+    def __init__(self, nb_nodes: int, memory_bytes: float, bandwidth: float, load_time=None,
+                 retain_cached: bool = True):
         self.memory_bytes = float(memory_bytes)
         self.bandwidth = float(bandwidth)
+        self.load_time = load_time or load_seconds(self.bandwidth)
+        self.retain_cached = retain_cached
         self.copies: list[dict[Hashable, Copy]] = [{} for _ in range(nb_nodes)]
         self.file_ids: dict[Hashable, int] = {}
         self.slots = Slots(nb_nodes, 8)
@@ -149,12 +172,15 @@ class NodeMemory:
         """A job is started on ``node`` at ``now`` (t_k): returns its case and
         the files its start evicted."""
         copies = self.copies[node]
-        evicted = [other for other, copy in copies.items() if other != file and copy.cached]
+        if self.retain_cached:
+            evicted = [other for other, copy in copies.items() if other != file and copy.cached]
+        else:
+            evicted = [other for other, copy in copies.items() if copy.cached and copy.last_end < now]
         for other in evicted:
             self._forget(node, copies.pop(other))
         copy = copies.get(file)
         if copy is None:
-            copy = Copy(file, size, now, now + size / self.bandwidth, loaded=size == 0,
+            copy = Copy(file, size, now, now + self.load_time(size), loaded=size == 0,
                         slot=self.slots.free_column(node))
             copies[file] = copy
             self.holders.setdefault(self.file_id(file), {})[node] = copy.slot
@@ -180,6 +206,15 @@ class NodeMemory:
         if not copy.users:
             copy.last_end = now
         self._mirror(node, copy)
+
+    def expire(self, now: float) -> None:
+        """Without ``retain_cached``: forget the copies whose last user ended
+        before ``now`` (a plan from ``now`` must not see them)."""
+        if self.retain_cached:
+            return
+        for node, copies in enumerate(self.copies):
+            for file in [file for file, copy in copies.items() if copy.cached and copy.last_end < now]:
+                self._forget(node, copies.pop(file))
 
     def bytes_used(self, node: int) -> float:
         return sum(copy.size for copy in self.copies[node].values())
@@ -393,9 +428,12 @@ class FilePlan:
     planned between two uses of it.
     """
 
-    def __init__(self, memory: NodeMemory, now: float):
+    def __init__(self, memory: NodeMemory, now: float, overhead_from_now: bool = False):
+        self.overhead_from_now = overhead_from_now
         self.memory = memory
         self.bandwidth = memory.bandwidth
+        self.load_time = memory.load_time
+        self.retain_cached = memory.retain_cached
         self.memory_bytes = memory.memory_bytes
         self.slots = memory.slots.copy()
         self.advance(now)
@@ -413,8 +451,16 @@ class FilePlan:
         """Bytes of the copies on ``nodes`` at times ``x`` that are in memory
         but not in use (a copy's load starts before its last use)."""
         slots, x = self.slots, x[:, None]
-        evictable = (slots.file[nodes] >= 0) & (slots.last_use[nodes] <= x) & (x < slots.evict_at[nodes])
+        evictable = (slots.file[nodes] >= 0) & self._unused(slots.last_use[nodes], slots.evict_at[nodes], x)
         return (slots.size[nodes] * evictable).sum(axis=1)
+
+    def _unused(self, last_use, evict_at, x):
+        """Copies in memory at ``x`` but not in use then. Without
+        ``retain_cached``, as the authors' EvictionPenalty counts them: every
+        copy whose known use ends by ``x``."""
+        if self.retain_cached:
+            return (last_use <= x) & (x < evict_at)
+        return last_use <= x
 
     def _slot(self, node: int, file_id: int) -> int | None:
         column = self.new_slots.get((node, file_id))
@@ -434,12 +480,17 @@ class FilePlan:
 
     def _present(self, nodes, columns, x):
         slots = self.slots
-        return ((slots.load_start[nodes, columns] <= x)
-                & ((x <= slots.last_use[nodes, columns]) | (x < slots.evict_at[nodes, columns])))
+        in_use = (slots.load_start[nodes, columns] <= x) & (x <= slots.last_use[nodes, columns])
+        if not self.retain_cached:
+            return in_use
+        return in_use | ((slots.load_start[nodes, columns] <= x) & (x < slots.evict_at[nodes, columns]))
 
     def availability(self, file: Hashable, size: float, t_k: np.ndarray) -> np.ndarray:
-        """t'_k per node for a job of ``file`` started at t_k (Section 4.1)."""
-        t_prime = t_k + size / self.bandwidth
+        """t'_k per node for a job of ``file`` started at t_k (Section 4.1).
+        With ``overhead_from_now`` (the authors' code, ``is_my_file_on_node_
+        at_certain_time_and_transfer_time`` in ``src/basic_functions.c``),
+        case 3's overhead t'_k - t_k is counted from now, not from t_k."""
+        t_prime = t_k + self.load_time(size)
         file_id = self.memory.file_ids.get(file)
         if file_id is not None:
             nodes, columns = self._holders(file_id)
@@ -447,16 +498,22 @@ class FilePlan:
                 x = t_k[nodes]
                 present = self._present(nodes, columns, x)
                 nodes, columns, x = nodes[present], columns[present], x[present]
-                t_prime[nodes] = np.maximum(x, self.slots.ready[nodes, columns])
+                t_prime[nodes] = self._ready(x, self.slots.ready[nodes, columns])
         return t_prime
+
+    def _ready(self, t_k, ready):
+        """t'_k where the file is in memory at t_k or being loaded."""
+        if self.overhead_from_now:
+            return np.where(ready > t_k, t_k + ready - self.now, t_k)
+        return np.maximum(t_k, ready)
 
     def availability_on(self, node: int, file: Hashable, size: float, t_k: float) -> float:
         """t'_k on one node."""
         case = self.case(node, file, t_k)
         if case == LoadCase.NOT_IN_MEMORY:
-            return t_k + size / self.bandwidth
+            return t_k + self.load_time(size)
         column = self._slot(node, self.memory.file_ids[file])
-        return max(t_k, float(self.slots.ready[node, column]))
+        return float(self._ready(t_k, self.slots.ready[node, column]))
 
     def case(self, node: int, file: Hashable, t_k: float) -> LoadCase:
         column = self._slot(node, self.memory.file_ids.get(file, -2))
@@ -496,7 +553,7 @@ class FilePlan:
             inside[inside] = nodes[position[inside]] == holders[inside]
             holders, columns, position = holders[inside], columns[inside], position[inside]
             y, slots = x[position], self.slots
-            own = (slots.last_use[holders, columns] <= y) & (y < slots.evict_at[holders, columns])
+            own = self._unused(slots.last_use[holders, columns], slots.evict_at[holders, columns], y)
             np.subtract.at(evictable, position[own], slots.size[holders[own], columns[own]])
         return evictable * (size / self.memory_bytes) / self.bandwidth
 
@@ -520,14 +577,15 @@ class FilePlan:
             slots.load_start[node, column] = t_k
             slots.ready[node, column] = t_prime
             slots.last_use[node, column] = end
-        # The start evicts the other files then cached (Section 3).
         row_file = slots.file[node]
-        others = (row_file >= 0) & (row_file != file_id) & (slots.last_use[node] <= t_k)
-        slots.evict_at[node, others] = np.minimum(slots.evict_at[node, others], t_k)
-        starts = self.starts.setdefault(node, [])
-        starts.append((t_k, file_id))
-        last_use = slots.last_use[node, column]
-        slots.evict_at[node, column] = min((start for start, other in starts
-                                            if other != file_id and start >= last_use), default=math.inf)
-        cached = (row_file >= 0) & (slots.last_use[node] <= self.now) & (self.now < slots.evict_at[node])
+        if self.retain_cached:
+            # The start evicts the other files then cached (Section 3).
+            others = (row_file >= 0) & (row_file != file_id) & (slots.last_use[node] <= t_k)
+            slots.evict_at[node, others] = np.minimum(slots.evict_at[node, others], t_k)
+            starts = self.starts.setdefault(node, [])
+            starts.append((t_k, file_id))
+            last_use = slots.last_use[node, column]
+            slots.evict_at[node, column] = min((start for start, other in starts
+                                                if other != file_id and start >= last_use), default=math.inf)
+        cached = (row_file >= 0) & self._unused(slots.last_use[node], slots.evict_at[node], self.now)
         self.cached_now[node] = slots.size[node][cached].sum()

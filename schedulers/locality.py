@@ -14,18 +14,38 @@ Options (pybatsim ``-o`` JSON):
   host properties of the same names (cores per node, node memory M in
   bytes, node-to-storage bandwidth in bytes/s);
 * ``stats_path``: if set, the time and number of jobs examined of every
-  round are written there as JSON when the simulation ends.
+  round, and ``split_instants`` (below), are written there as JSON when the
+  simulation ends.
 * ``load_model``: ``link`` (default) reads a file through the node's link
   in the simulator, so concurrent loads on a node share it; ``fixed`` gives
   every load size / ``link_bandwidth``, however many run at once, as the
   paper's model and the authors' simulator have it (Section 3);
+* ``file_retention``: ``memory`` (default) keeps a file whose last user
+  ended until a job of another file starts on the node (Section 3's rule);
+  ``in_use`` keeps it only while a job uses it, or for a job started in the
+  very second its last user ends (the authors' code, ``add_data_in_node``
+  in ``src/basic_functions.c``);
+* ``history_pinning``: category -2 jobs (running at the window's start) are
+  placed on their history node ``always`` (default), or ``until_replan``:
+  only until the first job completes, after which those not started yet
+  are placed by the policy like any job (the authors' code);
+* ``authors_code``: false (default) follows the paper's text; true follows
+  the authors' simulator where its code differs: load times truncated to
+  whole seconds in single precision and scores to integers, LEO's switch to
+  t'_k sticking for every later node of the job, case 3's overhead counted
+  from now instead of t_k, and, when only new jobs are planned, files that
+  jobs planned in an earlier round would load not seen;
 * ``round_interval``: at least this many seconds between two rounds,
   default 0 (a round after every event that changes something, as the
   CCGrid version of the authors' simulator does at its one-second
   resolution). Their later ICPP version calls its scheduler at most once per
-  30 s (``last_scheduler_call`` in ``src/main.c`` from commit 8e2d66c on);
-  the whole-day experiment uses 30 so that its ten variants run in minutes
-  (``scripts/results/locality.md``).
+  30 s (``last_scheduler_call`` in ``src/main.c`` from commit 8e2d66c on).
+  On the 2022-09-10 slice, 30-s rounds more than double every variant's
+  mean stretch (``scripts/results/locality.md``).
+
+``AUTHORS_MODEL`` below gathers the options of the authors' model; with a
+workload converted with ``--running-at-cut restart`` it reproduces their
+simulator (``tests/test_locality_authors.py``).
 
 Mechanism (runs unchanged on Batsim 4.2, which must be started with
 ``--enable-dynamic-jobs --enable-compute-sharing``, without
@@ -79,9 +99,15 @@ ties go to the first node in id order (strict ``<`` on the score); LEM's load
 is the number of nodes running at least one started job (a job loading its
 file counts), updated within a round as jobs are started on idle nodes
 (``temp_running_nodes``), compared as ``nodes * 100 / 486 < threshold``.
-They differ from the paper in details not followed here: LEO's reset of W
-to 1 once a node with t_k = now is seen stays for the job's later nodes,
-and case 3's overhead is measured from the current time, not t_k.
+Where they differ from the paper, ``authors_code`` follows them.
+
+One difference stays, counted by ``split_instants``: the authors' loop
+handles all that happens in one second (completions, then submissions) in
+one round. Batsim calls the scheduler as soon as one message has arrived,
+and a job's completion arrives a message latency (about 1e-7 s) after its
+second: a job submitted in that second is planned before the completion,
+and of two jobs ending in the same second the first is handled alone. The
+jobs that round starts may take a node the other completion frees.
 """
 from __future__ import annotations
 
@@ -96,7 +122,8 @@ from batsim.batsim import Job
 from procset import ProcSet
 
 from batio.errors import InputError, SchedulerError
-from batio.nodememory import CoreLedger, FilePlan, LoadCase, NodeMemory, plan_cores
+from batio.nodememory import (CoreLedger, FilePlan, LoadCase, NodeMemory, load_seconds, plan_cores,
+                              truncated_load_seconds)
 from batio.options import Option, parse_options
 from batio.schedulers.backfill import QueueScheduler, job_id_key, time_limit
 
@@ -114,16 +141,30 @@ class UserJob:
     walltime: float
     file: Hashable
     size: float
-    history_node: int | None   # node index, for category -2 jobs
+    history_node: int | None    # node index a category -2 job is pinned to, None once free
+    history_start: float | None = None   # category -2 jobs: when history started them
 
     @property
     def id(self) -> str:
         return self.job.id
 
     def queue_key(self) -> tuple:
-        """Submission order; category -2 jobs (already running) first."""
-        return (self.history_node is None, self.job.submit_time, job_id_key(self.job.id))
+        """Submission order; category -2 jobs (already running) first, in
+        order of history start."""
+        if self.history_start is not None:
+            return (False, self.history_start, job_id_key(self.job.id))
+        return (True, self.job.submit_time, job_id_key(self.job.id))
 
+
+SAME_INSTANT = 1e-3
+"""Seconds: events closer than this belong to one second of the authors'
+whole-second clock."""
+
+AUTHORS_MODEL = {"load_model": "fixed", "file_retention": "in_use", "history_pinning": "until_replan",
+                 "authors_code": True}
+"""The options that follow the model of the authors' simulator (userccgrid/
+Locality-aware-batch-scheduling at 1f47b38), on a workload converted with
+``--running-at-cut restart`` (``scripts/results/locality.md``)."""
 
 CALL_MARGIN = 1e-3
 """Seconds: a CALL_ME_LATER must be after the time Batsim receives it, which
@@ -166,6 +207,16 @@ class Locality(QueueScheduler):
         "load_model": Option(str, "link", choices=("link", "fixed"),
                              help="link: a load reads through the node's link in the simulator, concurrent loads "
                                   "share it; fixed: every load takes size / link_bandwidth, the paper's model"),
+        "file_retention": Option(str, "memory", choices=("memory", "in_use"),
+                                 help="memory: a file stays until another file's job starts on the node (the "
+                                      "paper); in_use: only while a job uses it (the authors' code)"),
+        "history_pinning": Option(str, "always", choices=("always", "until_replan"),
+                                  help="category -2 jobs: always on their history node, or only until the first "
+                                       "job completes (the authors' code)"),
+        "authors_code": Option(bool, False,
+                               help="the authors' simulator's arithmetic and its deviations from the paper's "
+                                    "text: whole-second loads and scores, LEO's sticky switch, case 3's "
+                                    "overhead counted from now"),
     }
 
     def __init__(self, options: Mapping | None = None):
@@ -180,6 +231,10 @@ class Locality(QueueScheduler):
         self.stats_path = settings["stats_path"]
         self.round_interval = settings["round_interval"]
         self.load_model = settings["load_model"]
+        self.file_retention = settings["file_retention"]
+        self.history_pinning = settings["history_pinning"]
+        self.authors_code = settings["authors_code"]
+        self.pinned: list[UserJob] = []   # queued jobs pinned until the first completion
         self.last_round = -math.inf
         self.round_call: float | None = None   # CALL_ME_LATER asked for a postponed round
         self.queue: dict[str, UserJob] = {}
@@ -196,6 +251,10 @@ class Locality(QueueScheduler):
         self.registration_finished = False
         self.round_seconds: list[float] = []
         self.round_examined: list[int] = []
+        # Completions handled in a round of their own after a round of the
+        # same instant that started jobs (module docstring).
+        self.split_instants: list[float] = []   # their times
+        self.last_round_started = (-math.inf, 0)   # (time, jobs it started)
 
     # -- set-up ------------------------------------------------------------------
 
@@ -215,7 +274,9 @@ class Locality(QueueScheduler):
         self.m = int(self.host_property("cores"))
         memory_bytes = self.host_property("memory_bytes")
         self.link_bandwidth = self.host_property("link_bandwidth")
-        self.memory = NodeMemory(len(self.host_ids), memory_bytes, self.link_bandwidth)
+        load_time = (truncated_load_seconds if self.authors_code else load_seconds)(self.link_bandwidth)
+        self.memory = NodeMemory(len(self.host_ids), memory_bytes, self.link_bandwidth, load_time,
+                                 retain_cached=self.file_retention == "memory")
         self.ledger = CoreLedger(len(self.host_ids), self.m)
         storage = {resource["name"]: rid for rid, resource in bs.storage_resources.items()}
         if STORAGE_LABEL in storage:
@@ -279,14 +340,21 @@ class Locality(QueueScheduler):
             fail("file_bytes", f"must be a number from 0 to the node memory {self.memory.memory_bytes:g}, "
                                f"got {size!r}")
         category = fields.get("category", 0)
-        history_node = None
+        history_node = history_start = None
         if category == HISTORY_CATEGORY:
             host = fields.get("history_node")
             if host not in self.node_of_host or isinstance(host, bool):
                 fail("history_node", f"category -2 jobs need the id of a compute host "
                                      f"({ProcSet(*self.host_ids)}), got {host!r}")
             history_node = self.node_of_host[host]
-        return UserJob(job, cores, time_limit(job), str(fields["file"]), float(size), history_node)
+            history_start = fields.get("history_start", job.submit_time)
+            if isinstance(history_start, bool) or not isinstance(history_start, (int, float)):
+                fail("history_start", f"must be a time in seconds, got {history_start!r}")
+        user_job = UserJob(job, cores, time_limit(job), str(fields["file"]), float(size), history_node,
+                           history_start)
+        if history_node is not None and self.history_pinning == "until_replan":
+            self.pinned.append(user_job)
+        return user_job
 
     def onJobCompletion(self, job):
         if job.id in self.loads:
@@ -330,7 +398,8 @@ class Locality(QueueScheduler):
     def onSimulationEnds(self):
         if self.stats_path:
             with open(self.stats_path, "w") as stream:
-                json.dump({"seconds": self.round_seconds, "examined": self.round_examined}, stream)
+                json.dump({"seconds": self.round_seconds, "examined": self.round_examined,
+                           "split_instants": self.split_instants}, stream)
 
     def user_job_ended(self, job: Job) -> None:
         user_job, node, _ = self.started.pop(job.id)
@@ -338,6 +407,9 @@ class Locality(QueueScheduler):
         self.ledger.end(job.id)
         self.deadlines.pop(job.id, None)
         self.job_left(job)
+        for pinned in self.pinned:   # the first re-plan places them like any job
+            pinned.history_node = None
+        self.pinned.clear()
         self.replan = True
         self.needs_round = True
 
@@ -356,20 +428,33 @@ class Locality(QueueScheduler):
         now = self.bs.time()
         new_jobs, self.new_jobs = self.new_jobs, []
         # A category -2 job goes before every planned job: replan.
+        self.memory.expire(now)
+        last_time, last_started = self.last_round_started
+        if self.replan and last_started and now - last_time < SAME_INSTANT:
+            self.split_instants.append(now)
         if (self.replan or self.plan is None or any(job.history_node is not None for job in new_jobs)
                 or not self.plan.advance(now)):
-            self.plan = Plan(plan_cores(self.ledger, now, self.backfill),
-                             FilePlan(self.memory, now),
+            self.plan = Plan(plan_cores(self.ledger, now, self.backfill), self.file_plan(now),
                              self.ledger.busy_nodes(), sorted(self.queue.values(), key=UserJob.queue_key))
             self.replan = False
         else:
+            if self.authors_code:
+                # The authors' code rebuilds the files' intervals from the
+                # started jobs at every call (``get_current_intervals``):
+                # files that jobs planned in an earlier call would load are
+                # not seen when only new jobs are planned.
+                self.plan.files = self.file_plan(now)
             self.plan.pending = sorted(self.plan.pending + new_jobs, key=UserJob.queue_key)
         examined, to_start = self.plan_queue(self.plan, now)
+        self.last_round_started = (now, len(to_start))
         for user_job, node in to_start:
             self.launch(user_job, node, now)
         self.finish_registration()
         self.round_seconds.append(time.perf_counter() - began)
         self.round_examined.append(examined)
+
+    def file_plan(self, now: float) -> FilePlan:
+        return FilePlan(self.memory, now, overhead_from_now=self.authors_code)
 
     def plan_queue(self, plan: Plan, now: float) -> tuple[int, list[tuple[UserJob, int]]]:
         """Algorithms 1-5, line 1: each queued job in turn, while one left
@@ -441,7 +526,7 @@ class Locality(QueueScheduler):
         load_id = f"{LOADS_WORKLOAD}!{self.load_count}"
         profile = f"read_{self.load_count}"
         if self.load_model == "fixed":  # the paper's S/B, whatever else loads at the same time
-            definition = {"type": "delay", "delay": size / self.link_bandwidth}
+            definition = {"type": "delay", "delay": self.memory.load_time(size)}
         else:
             definition = {"type": "parallel_homogeneous_pfs", "bytes_to_read": size, "bytes_to_write": 0,
                           "storage": STORAGE_LABEL}
@@ -499,6 +584,7 @@ class NodeScores:
     def __init__(self, scheduler: "Locality", plan: Plan, job: UserJob, now: float, policy: str):
         self.plan, self.job, self.now, self.policy = plan, job, now, policy
         self.W, self.eviction_weight = scheduler.W, scheduler.eviction_weight
+        self.authors_code = scheduler.authors_code
         self.penalised = policy in ("lea", "leo") and self.eviction_weight > 0
         if job.history_node is None:
             self.t_k = plan.cores.earliest(job.cores, job.walltime)                     # line 3 (3')
@@ -507,7 +593,9 @@ class NodeScores:
             self.t_k[job.history_node] = plan.cores.earliest_on(job.history_node, job.cores, job.walltime)
         self.t_prime = plan.files.availability(job.file, job.size, self.t_k)           # line 4
         self.base = self.score_without_penalty(self.t_k, self.t_prime)
-        self.EvictionPenalty = np.full(len(self.t_k), math.nan)
+        # Computed where it can decide (``known``), 0 elsewhere.
+        self.EvictionPenalty = np.zeros(len(self.t_k))
+        self.known = np.zeros(len(self.t_k), dtype=bool)
         self.add_penalties()
 
     def alike(self, job: UserJob, policy: str) -> bool:
@@ -524,27 +612,42 @@ class NodeScores:
         LoadOverhead = np.subtract(t_prime, t_k, out=np.zeros_like(t_k), where=reachable)      # line 5
         score = t_k + self.W * LoadOverhead                                             # line 8 (11)
         if self.policy == "leo":    # Algorithm 4, lines 8-11
-            score = np.where(t_k == self.now, t_prime, score)
+            score = np.where(self.eft_scored(t_k), t_prime, score)
         return score
+
+    def eft_scored(self, t_k: np.ndarray) -> np.ndarray:
+        """LEO: the nodes scored t'_k, those where the job can start now. In
+        the authors' code (``src/scheduler.c``, ``LEA``) the switch sticks:
+        every node after the first such one in node order is scored t'_k too."""
+        now = t_k == self.now
+        if self.authors_code and len(t_k) == len(self.t_k) and now.any():
+            now[int(now.argmax()):] = True
+        return now
 
     def add_penalties(self) -> None:
         """EvictionPenalty (line 7) where it can decide the choice."""
         if not self.penalised:
             return
         bound = self.eviction_weight * self.plan.files.eviction_penalty_bound(self.job.size)
-        wanted = (self.t_k < math.inf) & np.isnan(self.EvictionPenalty) & (self.base <= self.base.min() + bound)
+        wanted = (self.t_k < math.inf) & ~self.known & (self.base <= self.base.min() + bound)
         if self.policy == "leo":
-            wanted &= self.t_k != self.now
+            wanted &= ~self.eft_scored(self.t_k)
         nodes = np.flatnonzero(wanted)
         if len(nodes):
             self.EvictionPenalty[nodes] = self.plan.files.eviction_penalty(self.job.file, self.job.size,
                                                                            self.t_k, nodes)
+            self.known[nodes] = True
 
     def score(self) -> np.ndarray:
         """Exact wherever it can be the smallest."""
-        if not self.penalised:
-            return self.base
-        return self.base + self.eviction_weight * np.nan_to_num(self.EvictionPenalty)
+        score = self.base
+        if self.penalised:
+            EvictionPenalty = self.EvictionPenalty
+            if self.policy == "leo":
+                EvictionPenalty = np.where(self.eft_scored(self.t_k), 0, EvictionPenalty)
+            score = score + self.eviction_weight * EvictionPenalty
+        # The authors' scores are C ints: ties, won by the first node, are more frequent.
+        return np.floor(score) if self.authors_code else score
 
     def best(self):
         """Line 9: (node, t_k, t'_k) of the smallest score, or Nones."""
@@ -562,6 +665,10 @@ class NodeScores:
         if job.history_node is None or node == job.history_node:
             self.t_k[node] = plan.cores.earliest_on(node, job.cores, job.walltime)
         self.t_prime[node] = plan.files.availability_on(node, job.file, job.size, float(self.t_k[node]))
-        self.base[node] = self.score_without_penalty(self.t_k[one], self.t_prime[one])[0]
-        self.EvictionPenalty[node] = math.nan
+        if self.policy == "leo" and self.authors_code:   # the sticky switch may move
+            self.base = self.score_without_penalty(self.t_k, self.t_prime)
+        else:
+            self.base[node] = self.score_without_penalty(self.t_k[one], self.t_prime[one])[0]
+        self.EvictionPenalty[node] = 0
+        self.known[node] = False
         self.add_penalties()

@@ -4,7 +4,8 @@
 #     and python3-venv, through apt when they are missing (needs root or sudo);
 #   - a virtual environment in .venv made from Debian's Python, so that it
 #     sees python3-simgrid (--system-site-packages);
-#   - batio (editable) with its test extras, and pybatsim 3.2.1 without its
+#   - batio (editable) with its test, ecosystem (evalys) and darshan extras, so that
+#     CI runs their tests too, and pybatsim 3.2.1 without its
 #     pyzmq<23 pin, which does not build on Python 3.11.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +41,7 @@ fi
 if ! .venv/bin/python -c 'import batio, batsim' 2>/dev/null || [ pyproject.toml -nt .venv/.batio-installed ]; then
     echo "Installing batio and pybatsim into .venv..."
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e '.[test]'
+    .venv/bin/python -m pip install -q -e '.[test,ecosystem,darshan]'
     .venv/bin/python -m pip install -q --no-deps 'pybatsim==3.2.1'
     touch .venv/.batio-installed
 fi

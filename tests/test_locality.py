@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from batio.errors import BatioError, SchedulerError
 from batio.nodememory import (CoreAvailability, CoreLedger, CoreProfile, FilePlan, LoadCase,
-                              NodeMemory, plan_cores)
+                              NodeMemory, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers import locality
 from batio.schedulers.locality import Locality, NodeScores, Plan, UserJob
 from batsim.batsim import Job
@@ -74,6 +74,63 @@ def test_plan_keeps_a_cached_file_until_a_job_of_another_file_is_planned_on_the_
     plan.record(0, "G", 1000, t_k=200, t_prime=210, end=250)
     assert plan.case(0, "F", 150) == LoadCase.IN_MEMORY
     assert plan.case(0, "F", 300) == LoadCase.NOT_IN_MEMORY
+
+
+# -- the authors' code (``file_retention: in_use``, ``authors_code``) -------------------
+
+def test_without_retention_a_file_serves_only_a_start_in_the_second_its_last_user_ends():
+    memory = NodeMemory(1, MEMORY, BANDWIDTH, retain_cached=False)
+    memory.start_job(0, "f", "F", 1000, now=0, planned_end=100)
+    memory.load_finished(0, "F")
+    memory.end_job(0, "f", "F", now=50)
+    assert memory.start_job(0, "g", "F", 1000, now=50, planned_end=150)[0] == LoadCase.IN_MEMORY
+    memory.end_job(0, "g", "F", now=60)
+    memory.expire(60)
+    assert memory.files(0) == {"F"}          # still there in the second g ended...
+    memory.expire(61)
+    assert memory.files(0) == set()          # ...gone one second later, the node idle
+    assert memory.start_job(0, "h", "F", 1000, now=61, planned_end=200)[0] == LoadCase.NOT_IN_MEMORY
+
+
+def test_without_retention_a_plan_sees_a_file_until_its_last_planned_use_only():
+    memory = NodeMemory(1, MEMORY, BANDWIDTH, retain_cached=False)
+    memory.start_job(0, "g", "G", 1000, now=0, planned_end=100)
+    memory.load_finished(0, "G")
+    plan = FilePlan(memory, now=20)
+    assert plan.case(0, "G", 100) == LoadCase.IN_MEMORY
+    assert plan.case(0, "G", 101) == LoadCase.NOT_IN_MEMORY
+    # The authors' EvictionPenalty counts G once its use has ended by t_k:
+    # 1000 B x (2000 / 4000) / 100 B/s = 5 s at t_k = 150, nothing at 50.
+    penalty = plan.eviction_penalty
+    assert list(penalty("F", 2000, np.array([150.0]), np.array([0]))) == [5]
+    assert list(penalty("F", 2000, np.array([50.0]), np.array([0]))) == [0]
+
+
+def test_the_authors_load_time_is_truncated_in_single_precision():
+    # 13 cores of 20 x 128 GB = 83.2 GB at 0.1 GB/s: 831.99994 s in float, 831 s in their int.
+    assert truncated_load_seconds(1e8)(83.2e9) == 831
+    assert truncated_load_seconds(1e8)(128e9) == 1280
+    assert load_seconds(1e8)(83.2e9) == pytest.approx(832)
+
+
+def test_the_authors_case_3_overhead_counts_from_now():
+    memory = NodeMemory(1, MEMORY, BANDWIDTH)
+    memory.start_job(0, "a", "F", 1000, now=0, planned_end=100)     # loading F until 10
+    t_k = np.array([8.0])
+    assert FilePlan(memory, now=5).availability("F", 1000, t_k)[0] == 10          # the paper: 10
+    assert FilePlan(memory, now=5, overhead_from_now=True).availability("F", 1000, t_k)[0] == 8 + 10 - 5
+
+
+def test_leo_in_the_authors_code_scores_every_node_after_the_first_free_one_like_eft():
+    # Node 0 free now, node 1 busy until 130 (file absent), node 2 free now;
+    # F (20 s to load) nowhere. The paper scores node 1 as LEA: 130 + 500 x 20.
+    memory, ledger = NodeMemory(3, MEMORY, BANDWIDTH), CoreLedger(3, CORES)
+    ledger.start("x", 1, 4, 130.0)
+    plan = plan_at(memory, ledger, 100)
+    paper = NodeScores(scheduler(policy="leo"), plan, job_j(), 100, "leo").score()
+    authors = NodeScores(scheduler(policy="leo", authors_code=True), plan, job_j(), 100, "leo").score()
+    assert list(paper) == [120, 130 + 500 * 20, 120]
+    assert list(authors) == [120, 130 + 20, 120]
 
 
 # -- scores on a hand-built cluster (3 nodes of 4 cores) ---------------------------
@@ -284,7 +341,7 @@ def run(simulate_workload, tmp_path):
         work = {"nb_res": 2, "profiles": profiles,
                 "jobs": [{"id": job["id"], "subtime": job["subtime"], "walltime": job["walltime"], "res": 1,
                           "profile": f"d{job['delay']}", "cores": job["cores"], "file": job["file"],
-                          "file_bytes": 1000 * SCALE, "category": 1} for job in jobs]}
+                          "file_bytes": 1000 * SCALE, "category": 1, **job.get("extra", {})} for job in jobs]}
         result = simulate_workload(work, platform=platform, scheduler=SCHEDULER, options=options,
                                    compute_sharing=True, dynamic_jobs=True)
         table = result.jobs
@@ -300,8 +357,9 @@ def approx(expected):
     return pytest.approx(expected, abs=1e-3)
 
 
-def job(id, subtime, cores, file, delay, walltime):
-    return {"id": id, "subtime": subtime, "cores": cores, "file": file, "delay": delay, "walltime": walltime}
+def job(id, subtime, cores, file, delay, walltime, **extra):
+    return {"id": id, "subtime": subtime, "cores": cores, "file": file, "delay": delay, "walltime": walltime,
+            "extra": extra}
 
 
 def meta(users, job_id):
@@ -396,6 +454,40 @@ def test_conservative_backfilling_starts_a_job_early_without_delaying_the_reserv
     users, _ = run(BACKFILL_CASE, policy="fcfs", backfill=backfill)
     assert users.loc["3", "starting_time"] == approx(120)     # B: decided at 110, loaded by 120
     assert users.loc["4", "starting_time"] == approx(c_start)
+
+
+def test_without_retention_a_file_is_loaded_again_after_its_node_was_idle(run):
+    jobs = [job(1, 0, 2, "F", 100, 1000), job(2, 200, 2, "F", 100, 1000)]
+    users, _ = run(jobs, policy="lea", load_model="fixed")
+    assert meta(users, "2")["case"] == "1"                    # the paper: F stayed in memory
+    users, loads = run(jobs, policy="lea", load_model="fixed", file_retention="in_use")
+    assert meta(users, "2")["case"] == "2" and len(loads) == 2
+    assert users.loc["2", "starting_time"] == approx(210)
+
+
+# Job 1 (category -2) holds all 4 cores of its history node 0 until its
+# walltime 1000; job 2 (-2, same node) cannot start there before 1000; job 3
+# starts on node 1 at 0 and completes at 10 + 5. Pinned until the first
+# completion (the authors' code), job 2 then starts on node 1; pinned always,
+# it waits for node 0, free when job 1 completes at 10 + 100.
+HISTORY_CASE = [job(1, 0, 4, "F", 100, 1000, category=-2, history_node=0, history_start=-50),
+                job(2, 0, 2, "G", 100, 1000, category=-2, history_node=0, history_start=-20),
+                job(3, 0, 1, "H", 5, 1000)]
+
+
+@pytest.mark.parametrize("pinning, decided, node", [("until_replan", 15, "1"), ("always", 110, "0")])
+def test_running_jobs_stay_on_their_history_node_until_the_first_completion(run, pinning, decided, node):
+    users, _ = run(HISTORY_CASE, policy="fcfs", history_pinning=pinning)
+    assert float(meta(users, "2")["decided"]) == approx(decided) and meta(users, "2")["node"] == node
+
+
+def test_running_jobs_are_queued_first_in_order_of_history_start(run):
+    # Both -2 jobs want node 0 whole: the one history started first goes first.
+    jobs = [job(1, 0, 4, "F", 100, 1000, category=-2, history_node=0, history_start=-20),
+            job(2, 0, 4, "G", 100, 1000, category=-2, history_node=0, history_start=-50)]
+    users, _ = run(jobs, policy="fcfs")
+    assert float(meta(users, "2")["decided"]) == approx(0)
+    assert float(meta(users, "1")["decided"]) == approx(110)
 
 
 def test_jobs_past_their_window_are_killed_at_t_k_plus_walltime(run):

@@ -9,7 +9,7 @@ from batio.engine.platform import read_properties
 from batio.engine.workload import load_workload
 from batio.errors import InputError
 from batio.platforms.memcluster486 import platform_xml
-from batio.workloads.memcluster486 import Slice, convert, dumps, main
+from batio.workloads.memcluster486 import Slice, convert, dumps, main, trace_lines
 
 REPO = Path(__file__).parent.parent
 PLATFORM = REPO / "platforms" / "memcluster486.xml"
@@ -69,6 +69,39 @@ def test_a_day_becomes_batsim_jobs_with_replayed_history(tmp_path):
     assert jobs[4]["file"] == jobs[5]["file"] == "f4"
     assert all(job["res"] == 1 for job in jobs.values())
     assert jobs[7]["walltime"] == 60 and workload["profiles"][jobs[7]["profile"]] == {"type": "delay", "delay": 70}
+
+
+def test_restarted_running_jobs_keep_what_is_left_of_their_run_from_t0(tmp_path):
+    workload = convert(trace_file(tmp_path, DAY), running_at_cut="restart")
+    jobs = by_id(workload)
+    trace = workload["trace"]
+    # Time 0 is t0 = 1000; job 1 ran since 400, job 2 since 700.
+    assert trace["origin"] == 1000 and trace["cut"] == 0 and trace["running_at_cut"] == "restart"
+    assert [(jobs[i]["subtime"], jobs[i]["walltime"], jobs[i]["history_start"]) for i in (1, 2)] == \
+        [(0, 9000 - 600, -600), (0, 9000 - 300, -300)]
+    assert [workload["profiles"][jobs[i]["profile"]]["delay"] for i in (1, 2)] == [5000 - 600, 5000 - 300]
+    assert [jobs[i]["subtime"] for i in range(3, 8)] == [0, 0, 500, 600, 1500]
+
+
+def test_a_restarted_job_keeps_at_least_one_second(tmp_path):
+    old = line(1, 100, delay=300, walltime=500, cores=1, workload=-2, start=400, node=1)
+    workload = convert(trace_file(tmp_path, [old] + DAY[3:]), running_at_cut="restart")
+    job = by_id(workload)[1]
+    assert job["walltime"] == 1 and workload["profiles"][job["profile"]]["delay"] == 1
+
+
+def test_the_trace_format_writes_the_kept_jobs_with_their_categories(tmp_path):
+    path = trace_file(tmp_path, DAY)
+    assert trace_lines(path) == path.read_text()
+    # Evaluated window [1400, 1760), cut at 1040: the job of 1000 still runs then.
+    day = [line(i, 1000 + 200 * i, workload=(0, 0, 1, 1, 2, 2)[i]) for i in range(6)]
+    sliced = trace_lines(trace_file(tmp_path, day), Slice.parse("0,0.1,0.1,0.1"))
+    assert [text.split()[18] for text in sliced.splitlines()] == ["-2", "0", "1", "1", "2", "2"]
+
+
+@pytest.mark.skipif(not TRACE.exists(), reason="needs ../shared/data/memcluster486")
+def test_the_whole_trace_round_trips_through_the_trace_format():
+    assert trace_lines(TRACE) == TRACE.read_text()
 
 
 def test_oddities_are_decided_and_counted(tmp_path):

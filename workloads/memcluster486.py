@@ -13,12 +13,14 @@ start_node_from_history: 338 }``. The platform is
         --slice 12,2,1,1 > workloads/memcluster486_slice.json
 
 How the authors' simulator treats the trace (facts read in
-github.com/userdoubleblind/Locality-aware-batch-scheduling, ``src/``):
+github.com/userccgrid/Locality-aware-batch-scheduling at 1f47b38, the CCGrid
+version the paper's numbers come from, ``src/``):
 
 - Time origin (``main.c``, ``main``; ``read_input_files.c``,
   ``get_first_time_day_0``): the simulation starts at t0, the subtime of the
   first category-0 job in file order, and stops when every category-1 job
-  has started. The scheduler is called at most once per 30 s.
+  has started. Time advances in whole seconds; the scheduler is called in
+  every second where a job ended (whole queue) or was submitted (new jobs).
 - Category -1 (``main.c``): these jobs sit in the job list with
   subtime < t0, so all become available at t0, in file (= subtime) order.
 - Category -2 (``read_input_files.c``, ``read_workload``; ``scheduler.c``,
@@ -29,10 +31,12 @@ github.com/userdoubleblind/Locality-aware-batch-scheduling, ``src/``):
   time they already ran since ``start_time_from_history`` (at least 1 s),
   at the earliest time >= t0 when that node has the cores
   (``basic_functions.c``,
-  ``schedule_job_specific_node_at_earliest_available_time``, which
-  reserves cores until start + walltime). Like every job, they load
-  their file when they start (``basic_functions.c``, ``start_jobs`` calls
-  ``add_data_in_node``), so all their files are loaded again at t0.
+  ``schedule_job_specific_node_at_earliest_available_time``). Like every
+  job, they load their file when they start (``start_jobs`` calls
+  ``add_data_in_node``), so all their files are loaded again at t0. Those
+  that do not fit at t0 (904 of 2,041 on 2022-09-10) stay at the head of the
+  queue and are placed again by the policy under test at the first
+  re-plan.
 - A job holds its cores for min(delay + load overhead, walltime): the
   walltime covers the load (``start_jobs``).
 - What is evaluated (``print_functions.c``, ``to_print_job_csv``): category-1
@@ -42,12 +46,20 @@ github.com/userdoubleblind/Locality-aware-batch-scheduling, ``src/``):
 
 What this converter does (the issue-8 contract; times in seconds):
 
-- Simulated time 0 is the trace time ``trace.origin``: the earliest
-  history start of a category -2 job (or the cut, if earlier). The cut (t0
-  above, or a slice's start) is at simulated time ``trace.cut``.
-- Category -2 jobs are REPLAYED rather than shortened: subtime = their
-  history start, with their whole delay and walltime, and ``history_node``
-  = ``(start_node_from_history - 1) % 486``, the authors' node. Started
+- Category -2 jobs enter in one of two ways (``--running-at-cut``):
+  ``replay`` (default, batio's choice) or ``restart`` (the authors').
+  Either way they carry ``history_node`` = ``(start_node_from_history - 1)
+  % 486``, the authors' node, and ``history_start``, their history start
+  in simulated time, which orders them at the head of the queue.
+- ``restart``: simulated time 0 is t0 above (the first category-0
+  submission, which is the cut for the whole trace); -2 jobs are submitted
+  at 0 with what is left of their delay and walltime (at least 1 s each),
+  and load their file when they start, as in the authors' simulator.
+- ``replay``: simulated time 0 is the trace time ``trace.origin``: the
+  earliest history start of a category -2 job (or the cut, if earlier). The
+  cut (t0 above, or a slice's start) is at simulated time ``trace.cut``.
+  Category -2 jobs are REPLAYED rather than shortened: subtime = their
+  history start, with their whole delay and walltime. Started
   when submitted, they have run at the cut exactly as long as in the
   authors' model (the load of their file, if the scheduler makes one,
   delays them by up to 1,280 s), and their files are then in memory
@@ -90,12 +102,12 @@ are left out. The cut must not be before t0, where the trace is complete.
 
 import argparse
 from dataclasses import dataclass
-import json
 import math
 from pathlib import Path
 import sys
 
 from batio.errors import BatioError, InputError
+from batio.importers.common import dumps  # noqa: F401  (the module's writer, as before)
 
 NB_NODES = 486
 CORES_PER_NODE = 20
@@ -298,22 +310,38 @@ def history_starts_without_free_cores(selected):
     return overcommits
 
 
-def convert(trace_path, window=None):
-    """The Batsim workload (a dict) of the trace at ``trace_path``, whole or sliced (a ``Slice``)."""
+RUNNING_AT_CUT = ("replay", "restart")
+
+
+def convert(trace_path, window=None, running_at_cut="replay"):
+    """The Batsim workload (a dict) of the trace at ``trace_path``, whole or
+    sliced (a ``Slice``); ``running_at_cut`` is how category -2 jobs enter it
+    (module docstring)."""
+    if running_at_cut not in RUNNING_AT_CUT:
+        raise InputError("running_at_cut", f"must be one of {', '.join(RUNNING_AT_CUT)}, got {running_at_cut!r}")
     jobs = read_trace(trace_path)
     cut, (evaluated_start, evaluated_end), selected = _selection(jobs, trace_path, window)
-    origin = min([cut] + [job.start_time_from_history for job, category in selected if category == -2])
+    if running_at_cut == "restart":
+        # The authors' t0: the first category-0 submission (the cut itself for the whole trace).
+        cut = min(job.subtime for job, category in selected if category == 0)
+        origin = cut
+    else:
+        origin = min([cut] + [job.start_time_from_history for job, category in selected if category == -2])
     oddities = {"zero_duration_raised_to_1s": 0, "duration_above_walltime": 0,
                 "queued_jobs_started_before_cut": 0, "running_jobs_ended_before_cut": 0,
                 "history_starts_without_free_cores": history_starts_without_free_cores(selected)}
     batsim_jobs, profiles = [], {}
     for job, category in selected:
-        duration = job.delay
+        duration, walltime = job.delay, job.walltime
         if duration == 0:
             duration = 1
             oddities["zero_duration_raised_to_1s"] += 1
         oddities["duration_above_walltime"] += job.delay > job.walltime
-        if category == -2:
+        if category == -2 and running_at_cut == "restart":
+            subtime = cut
+            already_ran = cut - job.start_time_from_history
+            duration, walltime = max(1, duration - already_ran), max(1, walltime - already_ran)
+        elif category == -2:
             subtime = job.start_time_from_history
             oddities["running_jobs_ended_before_cut"] += job.history_end <= cut
         elif category == -1:
@@ -323,11 +351,12 @@ def convert(trace_path, window=None):
             subtime = job.subtime
         profile = f"delay{duration}"
         profiles[profile] = {"type": "delay", "delay": duration}
-        entry = {"id": job.id, "subtime": subtime - origin, "walltime": job.walltime, "res": 1, "profile": profile,
+        entry = {"id": job.id, "subtime": subtime - origin, "walltime": walltime, "res": 1, "profile": profile,
                  "cores": job.cores, "file": f"f{job.data}", "file_bytes": round(job.data_size * BYTES_PER_GB),
                  "user": job.user, "category": category}
         if category == -2:
             entry["history_node"] = history_node(job)
+            entry["history_start"] = job.start_time_from_history - origin
         batsim_jobs.append(entry)
     batsim_jobs.sort(key=lambda entry: (entry["subtime"], entry["id"]))
     counts = {str(category): sum(entry["category"] == category for entry in batsim_jobs) for category in CATEGORIES}
@@ -337,27 +366,31 @@ def convert(trace_path, window=None):
         "profiles": dict(sorted(profiles.items(), key=lambda item: item[1]["delay"])),
         "trace": {"file": Path(trace_path).name, "origin": origin, "cut": cut - origin,
                   "evaluated_window": [evaluated_start - origin, evaluated_end - origin],
-                  "slice_hours": None if window is None else vars(window),
+                  "slice_hours": None if window is None else vars(window), "running_at_cut": running_at_cut,
                   "jobs_per_category": counts, "oddities": oddities},
     }
 
 
-def sweep_workload(seed, trace, slice=None):
+def sweep_workload(seed, trace, slice=None, running_at_cut="replay"):
     """``convert`` for ``batio sweep`` (``generator: batio.workloads.memcluster486:sweep_workload``,
-    ``args: {trace: PATH, slice: "12,2,1,1"}``): a trace has no seed; the sweep's is ignored."""
-    return convert(trace, None if slice is None else Slice.parse(slice))
+    ``args: {trace: PATH, slice: "12,2,1,1", running_at_cut: restart}``): a trace has no seed; the
+    sweep's is ignored."""
+    return convert(trace, None if slice is None else Slice.parse(slice), running_at_cut)
 
 
-def dumps(workload):
-    """The workload as JSON text, one job or profile a line (diffable, and a third of indent=1's size)."""
-    def block(items, opening, closing):
-        return opening + "\n" + ",\n".join(items) + "\n " + closing
-
-    jobs = block([f"  {json.dumps(job)}" for job in workload["jobs"]], "[", "]")
-    profiles = block([f"  {json.dumps(name)}: {json.dumps(profile)}"
-                      for name, profile in workload["profiles"].items()], "{", "}")
-    return (f'{{\n "nb_res": {workload["nb_res"]},\n "trace": {json.dumps(workload["trace"])},\n'
-            f' "jobs": {jobs},\n "profiles": {profiles}\n}}\n')
+def trace_lines(trace_path, window=None):
+    """The jobs a conversion keeps, in the trace's own format with their
+    categories (``workload:``) as the conversion derives them: the input of
+    the authors' simulator for the same slice, to compare both."""
+    jobs = read_trace(trace_path)
+    _, _, selected = _selection(jobs, trace_path, window)
+    lines = []
+    for job, category in selected:
+        fields = {name: getattr(job, name) for name in FIELDS}
+        fields["workload"] = category
+        fields["data_size"] = f"{job.data_size:.6f}"
+        lines.append("{ " + " ".join(f"{name}: {value}" for name, value in fields.items()) + " }\n")
+    return "".join(lines)
 
 
 def main(argv=None):
@@ -367,9 +400,19 @@ def main(argv=None):
     parser.add_argument("--slice", metavar="START,WARMUP,EVALUATED,TAIL",
                         help="hours: keep a warm-up, an evaluated window starting START hours into the "
                              "evaluated day, and a tail (default: the whole trace)")
+    parser.add_argument("--running-at-cut", choices=RUNNING_AT_CUT, default="replay",
+                        help="category -2 jobs: replay them from their history start (default), or restart "
+                             "them at the cut with what is left of their run, as the authors' simulator does")
+    parser.add_argument("--trace-format", action="store_true",
+                        help="write the kept jobs in the trace's own format with their categories "
+                             "(the authors' simulator's input) instead of a Batsim workload")
     args = parser.parse_args(argv)
     try:
-        workload = convert(args.trace, None if args.slice is None else Slice.parse(args.slice))
+        window = None if args.slice is None else Slice.parse(args.slice)
+        if args.trace_format:
+            sys.stdout.write(trace_lines(args.trace, window))
+            return 0
+        workload = convert(args.trace, window, args.running_at_cut)
     except BatioError as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2

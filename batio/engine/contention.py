@@ -57,6 +57,7 @@ READ, WRITE = "read", "write"
 _UNITS = {"": 1.0, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "GBps": 1e9, "TBps": 1e12,
           "KiBps": 2.0 ** 10, "MiBps": 2.0 ** 20, "GiBps": 2.0 ** 30, "TiBps": 2.0 ** 40,
           "bps": 1 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8, "Gbps": 1e9 / 8, "Tbps": 1e12 / 8}
+BANDWIDTH_UNITS = _UNITS  # `batio platform` reads bandwidths with the same units
 _POINT = re.compile(r"^\s*(\d+)\s*:\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*$")
 
 

@@ -1,0 +1,146 @@
+"""Darshan logs: the bytes each job read and wrote, attached to an imported workload.
+
+``batio import ... --darshan PATH`` (a ``.darshan`` file or a folder searched
+for them, repeatable) reads each log with PyDarshan (the ``darshan`` package,
+extra ``darshan``) and matches it to the workload's job whose id is the
+log's job id (``jobid``: the batch system's, e.g. Slurm's job id). A job's
+logs (one per executable it ran) are added up:
+
+- bytes read and written: ``POSIX_BYTES_READ/WRITTEN`` plus
+  ``STDIO_BYTES_READ/WRITTEN`` over all records (MPI-IO and HDF5 go
+  through POSIX, so they are not counted again);
+- I/O time: Darshan's ``agg_time_by_slowest`` of POSIX plus that of STDIO
+  (the I/O time of the slowest rank), at most the job's run time.
+
+The job's profile then becomes what the I/O-aware policies read
+(``batio/jobio.py``): a ``composed`` profile, the computation first (a
+``delay`` of run time minus I/O time), then one ``parallel_homogeneous_pfs``
+phase in which each of its ``res`` hosts reads bytes read / res and writes
+bytes written / res (rounded to bytes) on the storage labelled ``pfs``. On a
+platform whose file system gives the job the throughput it had, the job
+lasts its trace run time again. Jobs without a log keep their ``delay``
+profile: no I/O (counted). Logs whose job is not in the workload are
+counted, with their job ids.
+"""
+
+from collections import defaultdict
+import logging
+from pathlib import Path
+
+from batio.engine.workload import profiles_reached
+from batio.errors import InputError
+from batio.importers.common import as_number
+
+log = logging.getLogger(__name__)
+
+LAYERS = ("POSIX", "STDIO")
+STORAGE_LABEL = "pfs"
+EXAMPLE_IDS = 10
+
+
+def log_files(paths):
+    """Every .darshan file named or found (recursively) in the folders named, sorted."""
+    files = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files += sorted(path.rglob("*.darshan"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise InputError(path, "no such Darshan log or folder", field="--darshan")
+    return files
+
+
+def read_log(path):
+    """{jobid, nprocs, read, written, io_seconds} of one Darshan log."""
+    try:
+        import darshan
+        from darshan.backend.cffi_backend import accumulate_records
+    except ImportError:
+        raise InputError("--darshan", "needs PyDarshan: .venv/bin/pip install -e '.[darshan]'") from None
+    try:
+        report = darshan.DarshanReport(str(path), read_all=False)
+    except RuntimeError as error:
+        raise InputError(path, f"not a Darshan log PyDarshan can read ({error})") from None
+    with report:
+        job = report.metadata["job"]
+        result = {"jobid": job["jobid"], "nprocs": job["nprocs"], "read": 0, "written": 0, "io_seconds": 0.0}
+        for layer in LAYERS:
+            if layer not in report.modules:
+                continue
+            report.mod_read_all_records(layer)
+            records = report.records[layer].to_df()
+            if records["counters"].empty:
+                continue
+            counters = records["counters"]
+            result["read"] += int(counters[f"{layer}_BYTES_READ"].clip(lower=0).sum())
+            result["written"] += int(counters[f"{layer}_BYTES_WRITTEN"].clip(lower=0).sum())
+            metrics = accumulate_records(records, layer, job["nprocs"]).derived_metrics
+            result["io_seconds"] += max(0.0, float(metrics.agg_time_by_slowest))
+    return result
+
+
+def attach_io(workload, paths):
+    """Give the workload's jobs the I/O of their Darshan logs (in place); add a ``darshan``
+    block to its ``trace`` block and return it."""
+    files = log_files(paths)
+    if not files:
+        raise InputError(", ".join(map(str, paths)), "no .darshan file", field="--darshan")
+    by_job = defaultdict(list)
+    for path in files:
+        entry = read_log(path)
+        by_job[str(entry["jobid"])].append((path, entry))
+    jobs = {str(job["id"]): job for job in workload["jobs"]}
+    profiles = workload["profiles"]
+    matched, clamped = 0, 0
+    total_read = total_written = 0
+    for job_id, entries in sorted(by_job.items()):
+        job = jobs.get(job_id)
+        if job is None:
+            continue
+        matched += len(entries)
+        read = sum(entry["read"] for _, entry in entries)
+        written = sum(entry["written"] for _, entry in entries)
+        total_read, total_written = total_read + read, total_written + written
+        runtime = profiles[job["profile"]]["delay"]
+        io_seconds = sum(entry["io_seconds"] for _, entry in entries)
+        if io_seconds > runtime:
+            clamped += 1
+            io_seconds = runtime
+        if read == 0 and written == 0:
+            continue
+        hosts = job["res"]
+        transfer = {"type": "parallel_homogeneous_pfs", "storage": STORAGE_LABEL}
+        if read:
+            transfer["bytes_to_read"] = round(read / hosts)
+        if written:
+            transfer["bytes_to_write"] = round(written / hosts)
+        io_name = f"darshan_io_{job_id}"
+        profiles[io_name] = transfer
+        compute = as_number(round(runtime - io_seconds, 6))
+        if compute > 0:
+            compute_name = f"delay{compute}"
+            profiles.setdefault(compute_name, {"type": "delay", "delay": compute})
+            profiles[f"darshan_{job_id}"] = {"type": "composed", "seq": [compute_name, io_name]}
+            job["profile"] = f"darshan_{job_id}"
+        else:
+            job["profile"] = io_name
+        job["darshan_bytes_read"], job["darshan_bytes_written"] = read, written
+        job["darshan_io_seconds"] = round(io_seconds, 6)
+    used = profiles_reached([job["profile"] for job in workload["jobs"]], profiles)
+    for name in [name for name in profiles if name not in used]:
+        del profiles[name]  # a delay profile only the jobs given I/O used
+    unmatched = sorted(job_id for job_id in by_job if job_id not in jobs)
+    with_io = sum("darshan_bytes_read" in job for job in workload["jobs"])
+    block = {"logs": len(files), "logs_matched": matched,
+             "logs_unmatched": sum(len(by_job[job_id]) for job_id in unmatched),
+             "unmatched_job_ids": unmatched[:EXAMPLE_IDS], "jobs_with_io": with_io,
+             "jobs_without_log": len(workload["jobs"]) - len({job_id for job_id in by_job if job_id in jobs}),
+             "jobs_with_log_but_no_bytes": len({job_id for job_id in by_job if job_id in jobs}) - with_io,
+             "io_time_above_run_time": clamped, "bytes_read": total_read, "bytes_written": total_written,
+             "default": "a job without a log keeps its delay profile: no I/O"}
+    workload["trace"]["darshan"] = block
+    log.info("darshan: %d logs, %d matched to jobs, %d jobs with I/O, %d jobs without a log", block["logs"],
+             matched, with_io, block["jobs_without_log"])
+    return block
+

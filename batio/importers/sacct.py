@@ -1,0 +1,217 @@
+"""Slurm accounting exports: ``sacct --parsable2`` (fields separated by '|', a header line).
+
+    sacct --allusers --parsable2 --starttime 2024-03-01 --endtime 2024-03-08 \\
+        --format=JobID,JobName,User,Submit,Start,End,Elapsed,Timelimit,NNodes,State,SubmitLine > jobs.sacct
+
+The fields read, what each becomes, the states kept and every skip reason
+are in docs/formats.md ("Importing a trace"); ``read`` follows them.
+"""
+
+from datetime import datetime, timezone
+import logging
+from pathlib import Path
+import re
+
+from batio.errors import InputError
+from batio.importers.common import Record, Tally, TraceClock
+
+log = logging.getLogger(__name__)
+
+REQUIRED = ("JobID", "Submit", "Start", "End", "Elapsed", "Timelimit", "NNodes", "State")
+# Optional columns -> the job field they become.
+OPTIONAL = {"JobName": "name", "User": "user", "SubmitLine": "command", "Partition": "partition",
+            "Account": "account", "QOS": "qos", "NCPUS": "cpus", "ExitCode": "exit_code"}
+# Free text that may itself contain '|': when it is the last column, extra separators are its own.
+FREE_TEXT = ("SubmitLine", "JobName")
+
+# States (the first word of State: "CANCELLED by 1234" is CANCELLED).
+RAN = ("COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "DEADLINE")
+CANCELLED = "CANCELLED"
+NOT_ENDED = ("PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED", "REQUEUE_FED", "REQUEUE_HOLD",
+             "SPECIAL_EXIT", "STOPPED", "SIGNALING", "STAGE_OUT", "COMPLETING", "CONFIGURING")
+NEVER_RAN = ("BOOT_FAIL", "REVOKED")
+NO_LIMIT = ("UNLIMITED", "INFINITE")
+PARTITION_LIMIT = "Partition_Limit"
+UNKNOWN_DATES = ("", "Unknown", "None", "N/A")
+
+_DURATION = re.compile(r"^(?:(\d+)-)?(\d+(?:\.\d+)?)(?::(\d+(?:\.\d+)?))?(?::(\d+(?:\.\d+)?))?$")
+
+
+def parse_duration(text, where, field):
+    """Seconds from a Slurm time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS.
+
+    None for UNLIMITED, INFINITE and Partition_Limit (no limit of its own)."""
+    text = text.strip()
+    if text in NO_LIMIT or text == PARTITION_LIMIT:
+        return None
+    match = _DURATION.match(text)
+    if not match:
+        raise InputError(where, f"{text!r} is not a Slurm time ([D-]HH:MM:SS, MM:SS, minutes, UNLIMITED or "
+                                f"Partition_Limit)", field=field)
+    days, first, second, third = match.groups()
+    parts = [float(p) for p in (first, second, third) if p is not None]
+    if days is not None:
+        # days-hours[:minutes[:seconds]]
+        hours, minutes, seconds = (parts + [0, 0])[:3]
+        return int(days) * 86400 + hours * 3600 + minutes * 60 + seconds
+    if len(parts) == 3:
+        return parts[0] * 3600 + parts[1] * 60 + parts[2]
+    if len(parts) == 2:
+        return parts[0] * 60 + parts[1]
+    return parts[0] * 60
+
+
+def parse_date(text, where, field):
+    """Seconds since 1970 of a sacct date (the cluster's local time, read as UTC: only
+    differences matter), or None when Slurm says Unknown/None."""
+    text = text.strip()
+    if text in UNKNOWN_DATES:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(where, f"{text!r} is not a date such as 2024-03-01T12:34:56", field=field) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def _job_id(text, where):
+    if not text:
+        raise InputError(where, "empty job id", field="JobID")
+    if "!" in text:
+        raise InputError(where, "a job id must not contain '!' (Batsim's workload separator)", field="JobID")
+    return int(text) if text.isdigit() else text
+
+
+def _columns(header_line, path):
+    names = header_line.rstrip("\n").split("|")
+    missing = [name for name in REQUIRED if name not in names]
+    if missing:
+        raise InputError(f"{path}, line 1", f"the header lacks {', '.join(missing)}: export with sacct "
+                                            f"--parsable2 --format={','.join(REQUIRED)},...", field=missing[0])
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise InputError(f"{path}, line 1", "column given twice", field=repeated[0])
+    return names
+
+
+def _split(line, names, where):
+    values = line.split("|")
+    if len(values) > len(names) and names[-1] in FREE_TEXT:
+        values = values[:len(names) - 1] + ["|".join(values[len(names) - 1:])]
+    if len(values) != len(names):
+        raise InputError(where, f"{len(values)} fields for the header's {len(names)} (fields are separated by "
+                                f"'|': export with --parsable2)", field=names[min(len(values), len(names)) - 1])
+    return dict(zip(names, values))
+
+
+def read(path, *, nodes=None, keep_cancelled=False):
+    """(records, tally of skipped lines, info, clock, machine nodes) of a sacct export."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as error:
+        raise InputError(path, f"cannot read the export: {error.strerror}") from None
+    if not lines:
+        raise InputError(path, "empty file: expected sacct --parsable2 output with its header line")
+    # --parsable (not --parsable2) ends every line with a '|'
+    trailing = lines[0].endswith("|")
+    if trailing:
+        lines = [line[:-1] if line.endswith("|") else line for line in lines]
+    names = _columns(lines[0], path)
+    records, tally = [], Tally()
+    lines_of_id = {}
+    read_count = 0
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        row = _split(line, names, where)
+        read_count += 1
+        job_id = _job_id(row["JobID"].strip(), where)
+        if isinstance(job_id, str) and "." in job_id:
+            tally.add("job_step", number)
+            continue
+        if job_id in lines_of_id:
+            raise InputError(where, f"job {job_id} already on line {lines_of_id[job_id]} (export without "
+                                    "--duplicates)", field="JobID")
+        lines_of_id[job_id] = number
+        record = _record(row, job_id, number, where, keep_cancelled, tally)
+        if record is not None:
+            records.append(record)
+    if not read_count:
+        raise InputError(path, "no job line after the header")
+    first = min((r.submit for r in records), default=0.0)
+    for record in records:  # trace seconds count from the first submission kept
+        record.submit -= first
+        record.start -= first
+    info = {"format": "sacct", "file": Path(path).name, "records": read_count,
+            "columns_ignored": [name for name in names if name not in REQUIRED and name not in OPTIONAL]}
+    if nodes is not None:
+        info["machine_nodes_from"] = "--nodes"
+    clock = TraceClock(datetime.fromtimestamp(first, timezone.utc), unzoned=True) if records else TraceClock()
+    return records, tally, info, clock, nodes
+
+
+def _record(row, job_id, number, where, keep_cancelled, tally):
+    state_text = row["State"].strip()
+    state = state_text.split(" ")[0].rstrip("+")
+    if state not in RAN + NOT_ENDED + NEVER_RAN + (CANCELLED,):
+        raise InputError(where, f"unknown job state {state_text!r}", field="State")
+    submit = parse_date(row["Submit"], where, "Submit")
+    start = parse_date(row["Start"], where, "Start")
+    end = parse_date(row["End"], where, "End")
+    elapsed = parse_duration(row["Elapsed"], where, "Elapsed")
+    limit = parse_duration(row["Timelimit"], where, "Timelimit") if row["Timelimit"].strip() else None
+    if limit is not None and limit <= 0:
+        raise InputError(where, f"time limit {row['Timelimit']!r} is not > 0", field="Timelimit")
+    try:
+        node_count = int(row["NNodes"])
+    except ValueError:
+        raise InputError(where, f"{row['NNodes']!r} is not a whole number of nodes", field="NNodes") from None
+    if state in NOT_ENDED:
+        tally.add("not_ended", number)
+        return None
+    if state in NEVER_RAN or start is None:
+        tally.add("never_started", number)
+        return None
+    if state == CANCELLED and not keep_cancelled:
+        tally.add("cancelled", number)
+        return None
+    if end is None:
+        tally.add("not_ended", number)
+        return None
+    if submit is None:
+        tally.add("missing_submit_time", number)
+        return None
+    if elapsed is None or elapsed <= 0:
+        tally.add("zero_or_negative_run_time", number)
+        return None
+    if node_count < 1:
+        tally.add("missing_processors", number)
+        return None
+    oddities = []
+    if limit is None:
+        text = row["Timelimit"].strip()
+        oddities.append("partition_limit_no_walltime" if text == PARTITION_LIMIT else
+                        "missing_time_limit_no_walltime" if not text else "unlimited_no_walltime")
+        walltime = -1
+    else:
+        walltime = limit
+        if elapsed > limit:
+            oddities.append("run_time_above_time_limit")
+    if state == CANCELLED:
+        oddities.append("cancelled_kept")
+    fields = {"state": state_text}
+    for column, key in OPTIONAL.items():
+        if column in row and row[column] != "":
+            fields[key] = row[column]
+    if "command" not in fields and "name" in fields:
+        fields["command"] = fields["name"]
+    if "cpus" in fields:
+        try:
+            fields["cpus"] = int(fields["cpus"])
+        except ValueError:
+            raise InputError(where, f"{fields['cpus']!r} is not a whole number of CPUs", field="NCPUS") from None
+    return Record(line=number, id=job_id, submit=submit, runtime=elapsed, walltime=walltime, res=node_count,
+                  start=start, fields=fields, oddities=tuple(oddities))

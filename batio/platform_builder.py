@@ -1,0 +1,105 @@
+"""``batio platform``: a SimGrid platform from a short description of a machine.
+
+    batio platform --nodes 100 --cores 1 --speed 1Gf --node-link 10GBps --pfs-bandwidth 2GBps \\
+        [--latency 50us] [--contention CURVE|MEASURED.csv|property.xml] --out machine.xml
+
+The platform (docs/formats.md, "A platform from a description"): compute
+hosts ``node0`` .. ``node{N-1}`` in one cluster, each behind its own link;
+one storage host ``pfs`` (role ``storage``) behind ``pfs_link``, the link
+every transfer between the nodes and the file system crosses; a host
+``master_host`` with no role property (Batsim gives it the master role
+itself, and rejects a second one), reached through a ``service`` link. Real
+Batsim 4.2.1 and the embedded engine both accept it.
+"""
+
+from pathlib import Path
+import re
+from xml.sax.saxutils import quoteattr
+
+from batio.engine.contention import BANDWIDTH_UNITS, PROPERTY, parse_curve
+from batio.errors import InputError
+
+SPEED_UNITS = {"f": 1.0, "kf": 1e3, "Mf": 1e6, "Gf": 1e9, "Tf": 1e12, "Pf": 1e15}
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+_QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+
+def quantity(text, units, option, kind, example_unit, positive=True):
+    """A number in the base unit (flop/s, byte/s, s) from '2.5Gf', '10GBps', '50us', or a bare
+    number, which is in the base unit already (as in SimGrid)."""
+    match = _QUANTITY.match(str(text))
+    unit = match.group(2) if match else None
+    if not match or (unit and unit not in units):
+        raise InputError(option, f"expected {kind}: a number with an optional unit "
+                                 f"({', '.join(u for u in units if u)}), e.g. '1{example_unit}', got {text!r}")
+    value = float(match.group(1)) * (units[unit] if unit else 1.0)
+    if positive and not value > 0:
+        raise InputError(option, f"must be > 0, got {text!r}")
+    return value
+
+
+def contention_value(spec, unit="GB/s"):
+    """The ``batio:contention`` value from a curve ('1:1GBps 8:6GBps'), a measured CSV
+    (``batio calibrate``'s input) or a ``property.xml`` that ``batio calibrate`` wrote."""
+    path = Path(spec)
+    if path.suffix == ".csv":
+        from batio.calibrate import property_value, read_measurement
+        value = property_value(read_measurement(path, unit), unit)
+    elif path.suffix == ".xml":
+        if not path.is_file():
+            raise InputError(spec, "no such file (expected the property.xml batio calibrate writes)")
+        match = re.search(r'<prop\s+id="batio:contention"\s+value="([^"]*)"', path.read_text())
+        if not match:
+            raise InputError(spec, "has no <prop id=\"batio:contention\" value=\"...\"/> (batio calibrate "
+                                   "--direction both writes one)", field=PROPERTY)
+        value = match.group(1)
+    else:
+        value = spec
+    parse_curve(value, "--contention", PROPERTY, "pfs_link")
+    return value
+
+
+def platform_xml(nodes, cores, speed, node_link, pfs_bandwidth, latency="50us", contention=None):
+    """The platform's XML text; every quantity is checked and written in SimGrid's base units."""
+    if nodes < 1:
+        raise InputError("--nodes", f"must be at least 1, got {nodes}")
+    if cores < 1:
+        raise InputError("--cores", f"must be at least 1, got {cores}")
+    flops = quantity(speed, SPEED_UNITS, "--speed", "a speed in flop/s per core", "Gf")
+    link = quantity(node_link, BANDWIDTH_UNITS, "--node-link", "a bandwidth in bytes/s", "GBps")
+    pfs = quantity(pfs_bandwidth, BANDWIDTH_UNITS, "--pfs-bandwidth", "a bandwidth in bytes/s", "GBps")
+    lat = quantity(latency, TIME_UNITS, "--latency", "a latency in seconds", "us", positive=False)
+    if lat < 0:
+        raise InputError("--latency", f"must be >= 0, got {latency!r}")
+    prop = "" if contention is None else f"\n      <prop id={quoteattr(PROPERTY)} value={quoteattr(contention)}/>\n    "
+    return f"""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<!-- Made by batio platform: {nodes} compute hosts node0..node{nodes - 1} ({cores} cores of {flops:.10g} flop/s each), each behind
+     its own {link:.10g} B/s link; storage host pfs behind pfs_link ({pfs:.10g} B/s), which all file-system
+     traffic crosses; master_host (no role property: Batsim makes it the master). -->
+<platform version="4.1">
+  <zone id="machine" routing="Full">
+    <cluster id="compute" prefix="node" suffix="" radical="0-{nodes - 1}" speed="{flops:.10g}f" core="{cores}"
+             bw="{link:.10g}Bps" lat="{lat:.10g}s"/>
+    <zone id="master_zone" routing="Full">
+      <host id="master_host" speed="{flops:.10g}f"/>
+    </zone>
+    <zone id="pfs_zone" routing="Full">
+      <host id="pfs" speed="{flops:.10g}f">
+        <prop id="role" value="storage"/>
+      </host>
+    </zone>
+    <link id="pfs_link" bandwidth="{pfs:.10g}Bps" latency="{lat:.10g}s">{prop}</link>
+    <link id="service" bandwidth="{link:.10g}Bps" latency="{lat:.10g}s"/>
+    <zoneRoute src="compute" dst="pfs_zone" gw_src="nodecompute_router" gw_dst="pfs">
+      <link_ctn id="pfs_link"/>
+    </zoneRoute>
+    <zoneRoute src="compute" dst="master_zone" gw_src="nodecompute_router" gw_dst="master_host">
+      <link_ctn id="service"/>
+    </zoneRoute>
+    <zoneRoute src="master_zone" dst="pfs_zone" gw_src="master_host" gw_dst="pfs">
+      <link_ctn id="service"/>
+    </zoneRoute>
+  </zone>
+</platform>
+"""

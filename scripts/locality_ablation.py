@@ -1,0 +1,152 @@
+"""Paper 004: batio's locality study against the authors' simulator, and the
+ablation of batio's physical choices (issue 14), from the two ablation sweeps.
+
+    batio sweep scripts/sweeps/locality_ablation_restart.yaml --workers 2
+    batio sweep scripts/sweeps/locality_ablation_replay.yaml --workers 2
+    python scripts/locality_ablation.py out/sweeps/locality_ablation_restart \\
+        out/sweeps/locality_ablation_replay --out scripts/results/locality
+
+Run labels are VARIANT.MODEL (the sweeps' comments name the models). Writes,
+in --out:
+
+* ``reproduction.md``: each variant under the authors' model against the
+  authors' simulator on the same input (their per-job output recorded in
+  ``tests/data/locality_authors``): both mean stretches, their ratio, the
+  share of jobs whose t_k is within 1 s of theirs, the same node, the worst
+  job;
+* ``ablation.md`` / ``ablation.csv``: per variant and model, the mean
+  stretch over the evaluated jobs and the improvement over FCFS (FCFS-BF for
+  the -BF variants) within the same model, above 1 better; the authors'
+  simulator's own first.
+"""
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from batio import locality_metrics as lm
+from batio.report import markdown_table
+
+ROOT = Path(__file__).resolve().parent.parent
+AUTHORS = ROOT / "tests" / "data" / "locality_authors"
+VARIANTS = ["fcfs", "fcfs-bf", "eft", "eft-bf", "lea", "lea-bf", "leo", "leo-bf", "lem", "lem-bf"]
+MODELS = ["authors", "link", "memory", "rounds", "paper", "replay", "batio"]
+BANDWIDTH = 1e8   # platforms/memcluster486.xml: 0.1 GB/s per node
+
+log = logging.getLogger("locality_ablation")
+
+
+def finished_runs(sweep_dirs):
+    """{label: (job table, workload file)} of every successful run."""
+    runs = {}
+    for sweep in sweep_dirs:
+        for path in sorted(Path(sweep).glob("runs/*/result.json")):
+            row = json.loads(path.read_text())
+            if row.get("kind") != "policy":
+                continue
+            if row["status"] != "ok":
+                log.warning("run %s (%s) failed: %s", row["run_id"], row["policy"], row.get("error"))
+                continue
+            prefix = Path(sweep) / row["run_dir"] / "out"
+            runs[row["policy"]] = (lm.job_table(prefix, row["workload_file"], BANDWIDTH), row["workload_file"])
+    return runs
+
+
+def authors_name(variant):
+    return variant.upper().replace("-", "_")
+
+
+def baseline(variant):
+    return "fcfs-bf" if variant.endswith("-bf") else "fcfs"
+
+
+def reproduction(runs, slice_name):
+    rows = []
+    for variant in VARIANTS:
+        label = f"{variant}.authors"
+        reference = AUTHORS / f"{slice_name}_{authors_name(variant)}.csv"
+        if label not in runs or not reference.exists():
+            continue
+        table, _ = runs[label]
+        comparison = lm.compare_with_authors(table, lm.read_authors_gantt(reference))
+        rows.append({"variant": variant, **comparison})
+    return pd.DataFrame(rows)
+
+
+def authors_stretch(table, variant, slice_name):
+    """The authors' mean stretch of ``variant``, from their recorded ends and
+    the job descriptions of ``table`` (a restart-mode run on the same input)."""
+    reference = AUTHORS / f"{slice_name}_{authors_name(variant)}.csv"
+    return lm.compare_with_authors(table, lm.read_authors_gantt(reference))["authors_mean_stretch"]
+
+
+def ablation(runs, slice_name):
+    stretch = {}
+    restart_table = next((table for label, (table, _) in runs.items() if label.endswith(".authors")), None)
+    if restart_table is not None:
+        stretch["authors' simulator"] = {variant: authors_stretch(restart_table, variant, slice_name)
+                                         for variant in VARIANTS
+                                         if (AUTHORS / f"{slice_name}_{authors_name(variant)}.csv").exists()}
+    for model in MODELS:
+        found = {variant: lm.summary(runs[f"{variant}.{model}"][0])["mean_stretch"]
+                 for variant in VARIANTS if f"{variant}.{model}" in runs}
+        if found:
+            stretch[model] = found
+    rows = []
+    for model, values in stretch.items():
+        for variant, value in values.items():
+            base = values.get(baseline(variant))
+            rows.append({"model": model, "variant": variant, "mean_stretch": value,
+                         "improvement": None if base is None else base / value})
+    return pd.DataFrame(rows)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sweeps", nargs="+", help="the ablation sweeps' output folders")
+    parser.add_argument("--slice", default="slice_12_2_1_1",
+                        help="name of the recorded authors' runs in tests/data/locality_authors")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    runs = finished_runs(args.sweeps)
+    if not runs:
+        sys.exit(f"{', '.join(args.sweeps)}: no finished run (runs/*/result.json)")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    compared = reproduction(runs, args.slice)
+    if not compared.empty:
+        rows = [[r.variant, f"{r.authors_mean_stretch:.3f}", f"{r.mean_stretch:.3f}", f"{r.stretch_ratio:.3f}",
+                 f"{r.start_within_tolerance:.1%}", f"{r.evaluated_start_within_tolerance:.1%}",
+                 f"{r.same_node:.1%}", f"{r.worst_job} ({r.worst_start_gap:.0f} s)"]
+                for r in compared.itertuples()]
+        (out / "reproduction.md").write_text(markdown_table(
+            ["variant", "authors' mean stretch", "batio (authors' model)", "ratio", "t_k within 1 s (all jobs)",
+             "t_k within 1 s (evaluated)", "same node", "worst job (t_k gap)"], rows) + "\n")
+        compared.to_csv(out / "reproduction.csv", index=False)
+
+    table = ablation(runs, args.slice)
+    table.to_csv(out / "ablation.csv", index=False)
+    models = list(dict.fromkeys(table["model"]))
+    cells = table.set_index(["variant", "model"])
+    rows = []
+    for variant in VARIANTS:
+        row = [variant]
+        for model in models:
+            if (variant, model) in cells.index:
+                entry = cells.loc[(variant, model)]
+                improvement = "" if pd.isna(entry["improvement"]) else f" ({entry['improvement']:.3f})"
+                row.append(f"{entry['mean_stretch']:.3f}{improvement}")
+            else:
+                row.append("")
+        rows.append(row)
+    (out / "ablation.md").write_text(markdown_table(["variant", *models], rows) + "\n")
+    print((out / "ablation.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
