@@ -448,6 +448,15 @@ def test_a_scheduler_calling_itself_back_forever_is_stopped(tmp_path, capsys):
     assert "--max-idle" in err and one_line(err)
 
 
+def test_calls_asked_before_the_last_job_ended_only_let_time_pass(tmp_path, capsys):
+    # Five calls asked at the submission, due long after the job ends (as a
+    # deadline a job's end made useless): not a scheduler calling itself back.
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), scheduler=MISBEHAVING,
+                           options={"do": "many_calls", "count": 5, "first": 1000, "span": 5000},
+                           extra=("--max-idle", "100"))
+    assert code == 0, err
+
+
 def _sweep(tmp_path, capsys, text):
     config = tmp_path / "sweep.yaml"
     config.write_text(text)

@@ -298,8 +298,9 @@ class Simulation:
     def _check_idle(self):
         """Beyond Batsim, which would wait forever: a scheduler that lets
         ``max_idle`` simulated seconds pass, calling itself back, with jobs
-        waiting and none running, or with nothing left but its own calls."""
-        self.calls_since_activity += 1
+        waiting and none running, or with nothing left but its own calls.
+        Only calls asked since the last activity count: calls asked earlier
+        (a deadline that a job's end made useless) only let time pass."""
         idle = self.now() - self.last_activity
         if self.nb_running or idle <= self.config.max_idle or self.calls_since_activity < 3:
             return
@@ -546,6 +547,7 @@ class Simulation:
 
     def _do_call_me_later(self, data):
         target = _field(data, "timestamp", (int, float), "CALL_ME_LATER")  # checked by _request_reply
+        self.calls_since_activity += 1
         self.nb_waiters += 1
         self._spawn(f"waiter {target}", self.master, self._waiter, float(target))
 
