@@ -56,6 +56,18 @@ QUEUE_ORDERS: dict[str, Callable[[Job], tuple]] = {
 }
 
 
+class KeyCache(dict):
+    """job -> key(job), computed on first use."""
+
+    def __init__(self, key: Callable[[Job], tuple]):
+        super().__init__()
+        self.key = key
+
+    def __missing__(self, job: Job) -> tuple:
+        value = self[job] = self.key(job)
+        return value
+
+
 @dataclass
 class RoundPlan:
     """What one round decided: jobs to start now on their hosts, and the
@@ -173,6 +185,15 @@ class Backfill(QueueScheduler):
         settings = parse_options(type(self).__name__, self.OPTIONS, options)
         self.backfill_max = settings["backfill_max"]
         self.order = settings["order"]
+        # When the order is a function of the job alone (this class's
+        # priority_key), each job's key is computed once: sorting the queue
+        # every round then costs no Python call per waiting job.
+        self.static_order = type(self).priority_key is Backfill.priority_key
+        self.queue_keys = KeyCache(QUEUE_ORDERS[self.order])
+
+    def job_left(self, job: Job) -> None:
+        super().job_left(job)
+        self.queue_keys.pop(job, None)
 
     # -- policy hooks ----------------------------------------------------
 
@@ -209,7 +230,10 @@ class Backfill(QueueScheduler):
     def schedule(self) -> RoundPlan:
         now = self.bs.time()
         RT = self.initialize_reservation_tracker(now)
-        Q = sorted(self.waiting, key=lambda job: self.priority_key(job, now))
+        if self.static_order:
+            Q = sorted(self.waiting, key=self.queue_keys.__getitem__)
+        else:
+            Q = sorted(self.waiting, key=lambda job: self.priority_key(job, now))
         plan = backfill(RT, Q, now, self.backfill_max, self.planned_duration,
                         lambda job: self.bandwidth_need(job, now))
         self.start(plan, now)

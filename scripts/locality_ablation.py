@@ -40,7 +40,7 @@ log = logging.getLogger("locality_ablation")
 
 
 def finished_runs(sweep_dirs):
-    """{label: (job table, workload file)} of every successful run."""
+    """{label: (job table, wall time in s)} of every successful run."""
     runs = {}
     for sweep in sweep_dirs:
         for path in sorted(Path(sweep).glob("runs/*/result.json")):
@@ -51,7 +51,7 @@ def finished_runs(sweep_dirs):
                 log.warning("run %s (%s) failed: %s", row["run_id"], row["policy"], row.get("error"))
                 continue
             prefix = Path(sweep) / row["run_dir"] / "out"
-            runs[row["policy"]] = (lm.job_table(prefix, row["workload_file"], BANDWIDTH), row["workload_file"])
+            runs[row["policy"]] = (lm.job_table(prefix, row["workload_file"], BANDWIDTH), row["wall_time_s"])
     return runs
 
 
@@ -64,15 +64,18 @@ def baseline(variant):
 
 
 def reproduction(runs, slice_name):
+    walls = AUTHORS / f"{slice_name}_wall_times.csv"
+    authors_wall = pd.read_csv(walls).set_index("variant")["wall_time_s"] if walls.exists() else {}
     rows = []
     for variant in VARIANTS:
         label = f"{variant}.authors"
         reference = AUTHORS / f"{slice_name}_{authors_name(variant)}.csv"
         if label not in runs or not reference.exists():
             continue
-        table, _ = runs[label]
+        table, wall = runs[label]
         comparison = lm.compare_with_authors(table, lm.read_authors_gantt(reference))
-        rows.append({"variant": variant, **comparison})
+        rows.append({"variant": variant, **comparison, "wall_time_s": wall,
+                     "authors_wall_time_s": authors_wall.get(authors_name(variant), float("nan"))})
     return pd.DataFrame(rows)
 
 
@@ -122,11 +125,13 @@ def main(argv=None):
     if not compared.empty:
         rows = [[r.variant, f"{r.authors_mean_stretch:.3f}", f"{r.mean_stretch:.3f}", f"{r.stretch_ratio:.3f}",
                  f"{r.start_within_tolerance:.1%}", f"{r.evaluated_start_within_tolerance:.1%}",
-                 f"{r.same_node:.1%}", f"{r.worst_job} ({r.worst_start_gap:.0f} s)"]
+                 f"{r.same_node:.1%}", f"{r.worst_job} ({r.worst_start_gap:.0f} s)",
+                 f"{r.wall_time_s:.0f} / {r.authors_wall_time_s:.1f}"]
                 for r in compared.itertuples()]
         (out / "reproduction.md").write_text(markdown_table(
             ["variant", "authors' mean stretch", "batio (authors' model)", "ratio", "t_k within 1 s (all jobs)",
-             "t_k within 1 s (evaluated)", "same node", "worst job (t_k gap)"], rows) + "\n")
+             "t_k within 1 s (evaluated)", "same node", "worst job (t_k gap)", "wall time (s): batio / authors"],
+            rows) + "\n")
         compared.to_csv(out / "reproduction.csv", index=False)
 
     table = ablation(runs, args.slice)
