@@ -14,20 +14,28 @@ import json
 import logging
 import math
 from pathlib import Path
+import signal
 import sys
+import threading
 
 from batio import catalog, metrics
-from batio.engine.run import MODES, RunSpec, simulate
+from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, simulate
+from batio.engine.workload import json_problem
 from batio.errors import BatioError, InputError
 
 ENGINES = ("embedded", "batsim", "docker")
+TIMEOUT_HELP = ("embedded engine: wall-clock seconds one scheduler decision may take before the run stops "
+                "(default 60 in socket mode, 600 in-process)")
+MAX_IDLE_HELP = ("embedded engine: simulated seconds the scheduler may let pass with jobs waiting and none running "
+                 f"(or calling itself back with nothing left to do) before the run stops as stuck "
+                 f"(default {DEFAULT_MAX_IDLE_S:g})")
 
 
 def _options(text):
     try:
         options = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError("--options", f"malformed JSON: {error}") from None
+    except (ValueError, RecursionError) as error:
+        raise InputError("--options", f"malformed JSON: {json_problem(error)}") from None
     if not isinstance(options, dict):
         raise InputError("--options", "must be a JSON object, e.g. '{\"backfill_max\": 2}'")
     return options
@@ -44,6 +52,17 @@ def _roles(pairs):
     return roles
 
 
+def make_folder(path, option="--out"):
+    """Create an output folder, or say in one line why it cannot be."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(option, f"{path} exists and is not a folder") from None
+    except OSError as error:
+        raise InputError(option, f"cannot create folder {str(path)[:200]}"
+                                  f"{'...' if len(str(path)) > 200 else ''}: {error.strerror}") from None
+
+
 def run_spec(args):
     scheduler, options = catalog.scheduler_file_and_options(args.scheduler, _options(args.options))
     needed = catalog.batsim_features(args.scheduler)
@@ -56,7 +75,8 @@ def run_spec(args):
         acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, profile_reuse=args.enable_profile_reuse,
         compute_sharing=args.enable_compute_sharing or "compute_sharing" in needed,
         storage_sharing=not args.disable_storage_sharing, master_host=args.master_host,
-        roles=_roles(args.role), port=args.port, timeout_s=args.timeout, io_sample_period=args.io_sample_period,
+        roles=_roles(args.role), port=args.port, timeout_s=args.timeout, max_idle_s=args.max_idle,
+        io_sample_period=args.io_sample_period,
         io_exclusive=args.io_exclusive, sg_config=args.sg_cfg)
 
 
@@ -87,7 +107,7 @@ def command_run(args):
     if catalog.is_batsched(spec.scheduler) and args.engine == "embedded":
         raise InputError("--scheduler", f"{spec.scheduler} is batsched's C++ scheduler: it runs only against real "
                                         "Batsim (--engine batsim, or --engine docker)")
-    Path(args.out).mkdir(parents=True, exist_ok=True)
+    make_folder(args.out)
     if args.engine == "batsim":
         from batio.real_batsim import run_with_batsim_binary
         run_with_batsim_binary(spec)
@@ -139,7 +159,10 @@ def _runs_outcome(table, counts, out, report_path):
 
 def command_compare(args):
     from batio.compare import comparison_grid, compare
-    run_options = {"mode": args.mode, "io_sample_period": args.io_sample_period, "timeout": args.timeout}
+    make_folder(args.out)
+    run_options = {"mode": args.mode, "io_sample_period": args.io_sample_period}
+    run_options.update({key: value for key, value in (("timeout", args.timeout), ("max_idle", args.max_idle))
+                        if value is not None})
     grid = comparison_grid(args.platform, args.workload, args.schedulers, args.options_of, args.seeds,
                            args.baseline, args.engine, io_slowdown=not args.no_io_slowdown, run_options=run_options)
     table, counts, report_path = compare(grid, args.out, workers=args.workers,
@@ -152,6 +175,7 @@ def command_sweep(args):
     from batio.sweep import load_config, run_grid
     grid = load_config(args.config)
     out = Path(args.out) if args.out else Path("out") / "sweeps" / Path(args.config).stem
+    make_folder(out)
     table, counts, report_path = run_grid(grid, out, workers=args.workers, scheduler_address=args.scheduler_address,
                                           retry_failed=args.retry_failed, progress=not args.quiet,
                                           title=f"sweep {Path(args.config).name}")
@@ -162,6 +186,7 @@ def command_sweep(args):
 
 def command_parity(args):
     from batio.parity import parity
+    make_folder(args.out)
     policies = [name.strip() for name in args.policies.split(",")] if args.policies else None
     table = parity(args.out, policies, args.max_jobs, args.sg_cfg)
     print((Path(args.out) / "parity.md").read_text())
@@ -175,6 +200,7 @@ def command_parity(args):
 
 def command_calibrate(args):
     from batio.calibrate import calibrate
+    make_folder(args.out)
     platform = str(catalog.platform_path(args.platform)) if args.platform else None
     rows, line = calibrate(args.measurement, args.out, args.unit, args.direction, platform, args.element)
     print(f"{'clients':>8} {'measured GB/s':>14} {'simulated GB/s':>15} {'error %':>8}")
@@ -241,8 +267,8 @@ def parser():
                      help="embedded engine: drive the scheduler in-process (default) or over ZeroMQ")
     run.add_argument("--out", required=True, help="output folder (files out_jobs.csv, ...)")
     run.add_argument("--port", type=int, help="local TCP port for socket mode / Batsim (default: a free one)")
-    run.add_argument("--timeout", type=float, default=60.0,
-                     help="socket mode: seconds to wait for one scheduler reply before giving up")
+    run.add_argument("--timeout", type=float, help=TIMEOUT_HELP)
+    run.add_argument("--max-idle", type=float, default=DEFAULT_MAX_IDLE_S, help=MAX_IDLE_HELP)
     run.add_argument("--forward-profiles", action="store_true", help="Batsim's --forward-profiles-on-submission")
     run.add_argument("--enable-dynamic-jobs", action="store_true")
     run.add_argument("--acknowledge-dynamic-jobs", action="store_true")
@@ -281,7 +307,8 @@ def parser():
     comparison.add_argument("--no-io-slowdown", action="store_true",
                             help="skip the reference run (jobs alone) the I/O slowdown needs")
     comparison.add_argument("--mode", choices=MODES, default="inprocess", help="embedded engine's protocol mode")
-    comparison.add_argument("--timeout", type=float, default=60.0, help="socket mode: longest wait for one reply")
+    comparison.add_argument("--timeout", type=float, help=TIMEOUT_HELP)
+    comparison.add_argument("--max-idle", type=float, help=MAX_IDLE_HELP)
     comparison.add_argument("--io-sample-period", type=float, default=1.0, help="seconds between _io.csv samples")
     comparison.add_argument("--quiet", action="store_true", help="no progress bar")
     comparison.set_defaults(handler=command_compare)
@@ -375,9 +402,10 @@ def check_numbers(args):
     port = getattr(args, "port", None)
     if port is not None and not 1 <= port <= 65535:
         raise InputError("--port", f"must be a TCP port from 1 to 65535, got {port}")
-    timeout = getattr(args, "timeout", None)
-    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-        raise InputError("--timeout", f"must be a finite number of seconds > 0, got {timeout}")
+    for option in ("timeout", "max_idle", "io_sample_period"):
+        value = getattr(args, option, None)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise InputError(f"--{option.replace('_', '-')}", f"must be a finite number of seconds > 0, got {value}")
     workers = getattr(args, "workers", None)
     if workers is not None and workers < (0 if args.handler is command_compare else 1):
         raise InputError("--workers", f"must be {'>= 0' if args.handler is command_compare else '>= 1'}, "
@@ -389,9 +417,24 @@ def check_numbers(args):
         raise InputError("--out", "must name a folder, got an empty string")
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP: unwind like Ctrl-C, so that every child process is ended."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _terminate(signum, _frame):
+    raise Terminated(signum)
+
+
 def main(argv=None):
     logging.basicConfig(format="batio: %(levelname)s: %(message)s", level=logging.WARNING)
     args = parser().parse_args(argv)
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        handlers = {signum: signal.signal(signum, _terminate) for signum in (signal.SIGTERM, signal.SIGHUP)}
     try:
         check_numbers(args)
         return args.handler(args)
@@ -401,6 +444,12 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("batio: interrupted", file=sys.stderr)
         return 130
+    except Terminated as signalled:
+        print(f"batio: stopped by {signalled}", file=sys.stderr)
+        return 128 + signalled.signum
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

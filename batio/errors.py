@@ -5,6 +5,13 @@ the job, the profile or the field.
 """
 
 
+def quoted(name):
+    """A name in single quotes, escaped as Python would when it holds a quote or
+    a control character (a line break must not split the one-line message)."""
+    name = str(name)
+    return f"'{name}'" if name.isprintable() and "'" not in name else repr(name)
+
+
 class BatioError(Exception):
     """Base class: the CLI prints the message and exits non-zero."""
 
@@ -22,11 +29,11 @@ class InputError(BatioError):
     def __init__(self, source, problem, *, job=None, profile=None, field=None):
         where = [str(source)]
         if job is not None:
-            where.append(f"job '{job}'")
+            where.append(f"job {quoted(job)}")
         if profile is not None:
-            where.append(f"profile '{profile}'")
+            where.append(f"profile {quoted(profile)}")
         if field is not None:
-            where.append(f"field '{field}'")
+            where.append(f"field {quoted(field)}")
         super().__init__(f"{', '.join(where)}: {problem}")
         self.source = source
         self.job = job

@@ -28,8 +28,13 @@ _TIMES_OF_RUN_JOBS = ("starting_time", "execution_time", "finish_time", "waiting
                       "stretch", "consumed_energy")
 
 
+# Text as written: an id "007" stays "007", not the number 7.
+_TEXT_COLUMNS = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
+
+
 def read_jobs(prefix):
-    return pd.read_csv(f"{prefix}_jobs.csv", keep_default_na=False,
+    return pd.read_csv(f"{prefix}_jobs.csv", keep_default_na=False, encoding="utf-8",
+                       dtype={column: str for column in _TEXT_COLUMNS},
                        na_values={column: [""] for column in _TIMES_OF_RUN_JOBS})
 
 

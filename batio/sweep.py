@@ -41,7 +41,8 @@ import pandas as pd
 
 from batio import __version__, catalog, metrics
 from batio.catalog import is_batsched
-from batio.engine.run import MODES, RunSpec, file_digest
+from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
+from batio.engine.workload import json_problem, load_workload
 from batio.errors import BatioError, EngineError, InputError
 
 ENGINES = ("embedded", "batsim", "docker")
@@ -65,13 +66,15 @@ CONFIG_KEYS = {
     "engines": f"a list among {', '.join(ENGINES)}",
     "baseline": "the label of the policy the others are compared with",
     "io_slowdown": "true (default) or false: run the reference runs the I/O slowdown needs",
-    "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds, io_exclusive: true|false}",
+    "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds, max_idle: seconds, "
+                   "io_exclusive: true|false}",
 }
 REQUIRED_KEYS = ("platforms", "workloads", "schedulers")
 WORKLOAD_KEYS = ("generator", "args", "name")
 SCHEDULER_KEYS = ("scheduler", "options", "grid", "label")
 RUN_OPTIONS = {"mode": "inprocess or socket", "io_sample_period": "a number of seconds > 0",
-               "timeout": "a number of seconds > 0", "io_exclusive": "true or false"}
+               "timeout": "a number of seconds > 0", "max_idle": "a number of simulated seconds > 0",
+               "io_exclusive": "true or false"}
 
 
 # -- the grid ---------------------------------------------------------------------------
@@ -158,6 +161,8 @@ def load_config(path):
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise InputError(path, f"not valid YAML{where}: {problem}") from None
+    except (ValueError, RecursionError) as error:  # an integer of thousands of digits, deep nesting
+        raise InputError(path, f"not usable YAML: {json_problem(error)}") from None
     if not isinstance(config, dict):
         raise InputError(path, "must be a YAML mapping with keys " + ", ".join(REQUIRED_KEYS))
     _reject_unknown_keys(config, CONFIG_KEYS, path, "")
@@ -181,6 +186,9 @@ def load_config(path):
     )
     if not isinstance(grid.io_slowdown, bool):
         raise InputError(path, f"expected true or false, got {grid.io_slowdown!r}", field="io_slowdown")
+    if "seeds" in config and not any(source.generator for source in grid.workloads):
+        raise InputError(path, "seeds apply to workload generators only, and every workload here is a file "
+                               "(remove seeds, or name a generator)", field="seeds")
     check_grid(grid)
     return grid
 
@@ -305,7 +313,7 @@ def _run_options(value, source):
         elif key == "io_exclusive":
             valid = isinstance(given, bool)
         else:
-            valid = number and given > 0
+            valid = number and 0 < given < math.inf
         if not valid:
             raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=f"run_options.{key}")
     return value
@@ -383,8 +391,31 @@ def generate_workload(source, seed, folder, grid_source):
         raise InputError(grid_source, f"generator {source.generator} must return a workload dict with 'jobs', "
                                       f"got {type(workload).__name__}", field="workloads")
     path = Path(folder) / f"{slug(source.label)}-s{seed}.json"
-    _write_if_changed(path, json.dumps(workload, indent=1) + "\n")
+    try:
+        text = json.dumps(workload, indent=1) + "\n"
+    except (TypeError, ValueError) as error:
+        raise InputError(grid_source, f"generator {source.generator} with seed {seed} and args {source.args} "
+                                      f"returned a workload that is not JSON: {error}", field="workloads") from None
+    _write_if_changed(path, text)
+    # What the generator made from its arguments is checked as any workload file is.
+    try:
+        jobs = load_workload(path, "w0").jobs
+    except InputError as error:
+        raise InputError(grid_source, f"generator {source.generator} with seed {seed} and args {source.args} "
+                                      f"made an unusable workload: {error}", field="workloads") from None
+    if not jobs:
+        raise InputError(grid_source, f"generator {source.generator} with seed {seed} and args {source.args} made "
+                                      "a workload without jobs: check the arguments' values", field="workloads")
     return str(path)
+
+
+def _checked_workload(path, grid_source):
+    """A workload file, checked once before any run (naming its job and field) rather than in every run."""
+    try:
+        load_workload(path, "w0")
+    except InputError as error:
+        raise InputError(grid_source, str(error), field="workloads") from None
+    return path
 
 
 def alone_workload(workload):
@@ -433,7 +464,7 @@ def plan(grid, out):
 
     instances = []  # (label, workload file, seed, reference workload file or None)
     for source in grid.workloads:
-        files = ([(source.path, None)] if source.path else
+        files = ([(_checked_workload(source.path, grid.source), None)] if source.path else
                  [(generate_workload(source, seed, workloads_dir, grid.source), seed) for seed in grid.seeds])
         for workload_file, seed in files:
             alone_file = None
@@ -474,7 +505,8 @@ def _spec(run, prefix):
     options = run.run_options
     return RunSpec(platform=run.platform_file, workloads=[run.workload_file], scheduler=run.scheduler,
                    out_prefix=str(prefix), options=run.options, mode=options.get("mode", "inprocess"),
-                   timeout_s=options.get("timeout", 60.0), io_sample_period=options.get("io_sample_period", 1.0),
+                   timeout_s=options.get("timeout"), max_idle_s=options.get("max_idle", DEFAULT_MAX_IDLE_S),
+                   io_sample_period=options.get("io_sample_period", 1.0),
                    dynamic_jobs=options.get("dynamic_jobs", False),
                    compute_sharing=options.get("compute_sharing", False),
                    io_exclusive=options.get("io_exclusive", False))
@@ -505,12 +537,17 @@ def _publish(temporary, final):
         os.rename(temporary, final)
 
 
-def _rebase_run_record(prefix, final_prefix):
-    """out_run.json was written in the temporary folder: point it at the final one."""
+def _rebase_run_record(prefix, final_prefix, row):
+    """out_run.json and the row's error were written naming the temporary folder: name the final one."""
+    def rebased(text):
+        return text.replace(str(Path(prefix).parent), str(Path(final_prefix).parent))
+    row["error"] = rebased(row.get("error", ""))
     path = Path(f"{prefix}_run.json")
     if path.exists():
         record = json.loads(path.read_text())
         record.setdefault("spec", {})["out_prefix"] = str(final_prefix)
+        if record.get("error"):
+            record["error"] = rebased(record["error"])
         path.write_text(json.dumps(record, indent=1))
 
 
@@ -535,7 +572,7 @@ def execute_run(run, out):
         row.update(status="failed", error=f"unexpected {type(error).__name__}: {error} "
                                           f"(traceback in {final / 'traceback.log'})")
     row["wall_time_s"] = time.perf_counter() - started
-    _rebase_run_record(prefix, final / "out")
+    _rebase_run_record(prefix, final / "out", row)
     (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
     _publish(temporary, final)
     return row
@@ -581,11 +618,14 @@ def dask_client(workers=None, scheduler_address=None):
                               "start the simulation processes; start them with "
                               f"DASK_DISTRIBUTED__WORKER__DAEMON=False dask worker {scheduler_address}")
     else:
+        # Dask's own notices (workers closing, a comm reset when batio is
+        # killed) are not the user's business: failed runs are in results.csv.
+        logging.getLogger("distributed").setLevel(logging.WARNING)
         # Each simulation runs in its own child process (SimGrid allows one
         # engine per process): workers must be allowed to have children.
         with dask.config.set({"distributed.worker.daemon": False}):
             cluster = LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
         client = Client(cluster)
     try:
         yield client

@@ -81,3 +81,16 @@ def simulate_workload(tmp_path):
         return Run(prefix, log)
 
     return run
+
+
+
+# Hypothesis profiles of tests/test_fuzz.py (other tests keep their own settings):
+# "ci" is seeded and short; "fuzz" is scripts/fuzz.py's long campaign.
+def _register_hypothesis_profiles():
+    from hypothesis import HealthCheck, settings
+    slow = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    settings.register_profile("ci", derandomize=True, deadline=None, suppress_health_check=slow)
+    settings.register_profile("fuzz", deadline=None, suppress_health_check=slow, print_blob=True)
+
+
+_register_hypothesis_profiles()

@@ -24,13 +24,14 @@ import simgrid as sg
 
 from batio.engine.contention import READ, WRITE
 from batio.engine.wire import as_batsim_writes
+from batio.errors import InputError, SchedulerError
 
 WALLTIME_REACHED = -1
 KILLED = -2
 
 
-class ProfileError(Exception):
-    """A job cannot run as allocated (e.g. an unknown storage label)."""
+class ProfileError(SchedulerError):
+    """A job cannot run as the scheduler allocated it (e.g. an unknown storage label)."""
 
 
 class JobExecution:
@@ -108,7 +109,9 @@ class JobExecution:
             return profile.get("ret", 0)
         if kind == "delay":
             return self._sleep(profile["delay"]) or profile.get("ret", 0)
-        code = self._run_ptask(*self._ptask_of(name, profile))
+        ptask = self._ptask_of(name, profile)
+        self._check_routes(name, ptask[0], ptask[2])
+        code = self._run_ptask(*ptask)
         return code or profile.get("ret", 0)
 
     def _sleep(self, duration):
@@ -184,16 +187,35 @@ class JobExecution:
             raise
         return True
 
-    def _storage_host(self, label, default_to_single):
+    def _storage_host(self, label, default_to_single, name, field):
         if label in self.storage_mapping:
             resource = self.storage_mapping[label]
         elif default_to_single and not self.storage_mapping and len(self.sim.platform.storage) == 1:
             resource = self.sim.platform.storage[0]
         else:
-            raise ProfileError(f"job '{self.record.job.id}' needs storage label '{label}', which its "
-                               f"EXECUTE_JOB storage_mapping {sorted(self.storage_mapping)} does not name"
+            raise ProfileError(f"job '{self.record.job.id}', profile '{name}', field '{field}': needs storage label "
+                               f"'{label}', which the EXECUTE_JOB storage_mapping {sorted(self.storage_mapping)} "
+                               "does not name"
                                + ("" if default_to_single else " (data_staging has no default storage)"))
         return resource.name, self.sim.host(resource.name)
+
+    def _check_routes(self, name, hosts, matrix):
+        """Bytes between two hosts of a Full zone that declares no route
+        between them would move in no time (SimGrid charges no link)."""
+        zones = self.sim.platform.full_zones
+        if not zones or not matrix:
+            return
+        inside = [index for index, host in enumerate(hosts) if host.name in zones]
+        size = len(hosts)
+        for i in inside if len(inside) > 1 else ():
+            for j in inside:
+                if i != j and matrix[i * size + j] > 0:
+                    zone = self.sim.platform.missing_route(hosts[i].name, hosts[j].name)
+                    if zone is not None:
+                        raise InputError(self.sim.platform.path, f"zone '{zone}' (routing Full) has no route from "
+                                         f"'{hosts[i].name}' to '{hosts[j].name}', so the bytes of job "
+                                         f"'{self.record.job.id}' (profile '{name}') would move in no time",
+                                         field="route")
 
     def _ptask_of(self, name, profile):
         """(hosts, flops, bytes matrix, storage traffic, storage clients) of a parallel profile.
@@ -216,8 +238,9 @@ class JobExecution:
             matrix = [0.0 if i == j else com for i in range(n) for j in range(n)] if com > 0 else []
             return hosts, [cpu] * n, matrix, [], []
         if kind == "parallel_homogeneous_pfs":
+            field = "storage" if "storage" in profile else "host"
             label = profile.get("storage", profile.get("host", "pfs"))
-            storage_name, storage = self._storage_host(label, True)
+            storage_name, storage = self._storage_host(label, True, name, field)
             read, write = float(profile.get("bytes_to_read", 0)), float(profile.get("bytes_to_write", 0))
             size = n + 1
             matrix = []
@@ -230,8 +253,8 @@ class JobExecution:
                 + ([(host, storage, WRITE) for host in hosts] if write > 0 else [])
             return hosts + [storage], [0.0] * size, matrix, [(storage_name, read * n, write * n)], streams
         if kind == "data_staging":
-            source_name, source = self._storage_host(profile["from"], False)
-            target_name, target = self._storage_host(profile["to"], False)
+            source_name, source = self._storage_host(profile["from"], False, name, "from")
+            target_name, target = self._storage_host(profile["to"], False, name, "to")
             nb_bytes = float(profile["nb_bytes"])
             matrix = [0.0, nb_bytes, 0.0, 0.0] if nb_bytes > 0 else []
             return [source, target], [0.0, 0.0], matrix, [(source_name, nb_bytes, 0.0), (target_name, 0.0, nb_bytes)], \

@@ -94,7 +94,7 @@ def job_row(record):
 
 
 def write_jobs(path, records):
-    with open(path, "w") as stream:
+    with open(path, "w", encoding="utf-8") as stream:
         stream.write(",".join(JOBS_COLUMNS) + "\n")
         for record in records:
             row = job_row(record)
@@ -145,13 +145,13 @@ def schedule_values(records, machine_states, scheduling_time, simulation_time):
 
 
 def write_schedule(path, values):
-    with open(path, "w") as stream:
+    with open(path, "w", encoding="utf-8") as stream:
         stream.write(",".join(values) + "\n")
         stream.write(",".join(values.values()) + "\n")
 
 
 def write_machine_states(path, machine_states):
-    with open(path, "w") as stream:
+    with open(path, "w", encoding="utf-8") as stream:
         stream.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
         for time, computing, idle in machine_states.rows:
             stream.write(f"{_g(time)},0,0,0,{idle},{computing}\n")

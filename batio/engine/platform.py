@@ -37,6 +37,15 @@ class Platform:
     master: str
     properties: dict[str, dict[str, str]] = field(default_factory=dict)
     zone_properties: dict[str, dict[str, str]] = field(default_factory=dict)
+    full_zones: dict[str, str] = field(default_factory=dict)  # host -> its zone, for routing Full zones of 2+ hosts
+    routes: set = field(default_factory=set)  # (src, dst) host pairs those zones declare a route for
+
+    def missing_route(self, source, destination):
+        """The Full zone holding both hosts but no route between them, or None."""
+        zone = self.full_zones.get(source)
+        if zone is None or zone != self.full_zones.get(destination) or (source, destination) in self.routes:
+            return None
+        return zone
 
     @property
     def resources(self) -> list[Resource]:
@@ -69,6 +78,23 @@ def _radical_numbers(radical: str, source, element_id):
 
 def _properties_of(element):
     return {prop.get("id"): prop.get("value", "") for prop in element.findall("prop")}
+
+
+def read_full_zone_routes(path):
+    """(host -> zone id, declared (src, dst) routes) for the hosts of
+    ``routing="Full"`` zones, whose every pair of hosts needs a <route>."""
+    zones, routes = {}, set()
+    for zone in ET.parse(path).getroot().iter():
+        hosts = zone.findall("host")
+        if zone.tag not in ("zone", "AS") or zone.get("routing") != "Full" or len(hosts) < 2:
+            continue
+        for host in hosts:
+            zones[host.get("id")] = zone.get("id")
+        for route in zone.findall("route"):
+            routes.add((route.get("src"), route.get("dst")))
+            if route.get("symmetrical", "YES").upper() != "NO":
+                routes.add((route.get("dst"), route.get("src")))
+    return zones, routes
 
 
 def read_properties(path):
@@ -148,5 +174,6 @@ def classify(path, host_names, role_overrides=None, master_host=DEFAULT_MASTER_H
     resources += [Resource(len(compute) + i, name, "storage") for i, name in enumerate(storage)]
     for name, role in roles.items():
         properties.setdefault(name, {})["role"] = role
+    full_zones, routes = read_full_zone_routes(path)
     return Platform(Path(path), resources[:len(compute)], resources[len(compute):], masters[0], properties,
-                    zone_properties)
+                    zone_properties, full_zones, routes)

@@ -12,10 +12,15 @@ import contextlib
 from dataclasses import asdict, dataclass, field
 import hashlib
 import json
+import logging
+import math
 import multiprocessing
 import os
 from pathlib import Path
+import re
 import resource
+import signal
+import sys
 import time
 import traceback
 
@@ -23,6 +28,12 @@ from batio import __version__, processes
 from batio.errors import BatioError, EngineError, InputError, SchedulerError
 
 MODES = ("inprocess", "socket")
+# Longest wall-clock wait for one scheduler decision, by mode, unless --timeout
+# says otherwise: an in-process decision may include loading a model.
+DEFAULT_TIMEOUT_S = {"socket": 60.0, "inprocess": 600.0}
+# Simulated seconds a scheduler may let pass with jobs waiting and none running (server.Config.max_idle).
+DEFAULT_MAX_IDLE_S = 86400.0
+OUTPUT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_io.csv", "_run.json")
 
 
 @dataclass
@@ -42,7 +53,8 @@ class RunSpec:
     master_host: str = "master_host"
     roles: dict = field(default_factory=dict)   # host name -> role, as Batsim's -r
     port: int | None = None             # socket mode; None picks a free one
-    timeout_s: float = 60.0             # socket mode: longest wait for one reply
+    timeout_s: float | None = None      # longest wall-clock wait for one decision (None: DEFAULT_TIMEOUT_S)
+    max_idle_s: float = DEFAULT_MAX_IDLE_S
     io_sample_period: float = 1.0       # seconds between samples of the storage throughput (_io.csv)
     io_exclusive: bool = False          # beyond Batsim: one transfer at a time per storage host (FIFO)
     sg_config: list = field(default_factory=list)  # SimGrid options OPT:VALUE, as Batsim's --sg-cfg
@@ -80,7 +92,16 @@ def load_scheduler(path, options):
     except BatioError:
         raise
     except Exception as error:
-        raise SchedulerError(f"scheduler {Path(path).name} failed to start: {type(error).__name__}: {error}") from error
+        raise SchedulerError(f"scheduler {Path(path).name} failed to start: "
+                             f"{_with_hint(f'{type(error).__name__}: {error}')}") from error
+
+
+def _with_hint(problem):
+    """pybatsim calls an object that is not a BatsimScheduler, as if it were a factory."""
+    match = re.search(r"TypeError: '(\w+)' object is not callable", problem)
+    if match:
+        return f"{problem} (class {match.group(1)} is not a subclass of pybatsim's BatsimScheduler)"
+    return problem
 
 
 class _SchedulerProcess:
@@ -89,58 +110,80 @@ class _SchedulerProcess:
     def __init__(self, spec, log_path):
         self.endpoint = f"tcp://127.0.0.1:{processes.choose_port(spec.port)}"
         self.log_path = log_path
+        self.name = Path(spec.scheduler).name
         self._log = open(log_path, "w")
         self.process = processes.start_pybatsim(spec.scheduler, spec.options, self.endpoint, self._log)
+        self.exit_code = None  # set by stop if the process had ended by itself
 
     def alive(self):
         return self.process.poll() is None
 
-    def log_tail(self, lines=15):
-        with open(self.log_path) as stream:
-            return "".join(stream.readlines()[-lines:])
+    def explain(self, error):
+        """``error`` with the scheduler's own error first: the last line of the
+        traceback pybatsim printed in its log, if any, and its exit code."""
+        with open(self.log_path, errors="replace") as stream:
+            lines = [line.rstrip() for line in stream if line.strip()]
+        raised = next((line for line in reversed(lines) if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|"
+                                                                     r"Interrupt)\b.*", line)), None)
+        ended = "" if self.exit_code is None else f", exit code {self.exit_code}"
+        if raised:
+            return SchedulerError(f"scheduler {self.name} failed: {_with_hint(raised)} (then: {error}{ended}; "
+                                  f"its output: {self.log_path})")
+        return SchedulerError(f"scheduler {self.name}: {error}{ended} (its output: {self.log_path})")
 
     def stop(self):
+        self.exit_code = self.process.poll()
         processes.stop(self.process)
         self._log.close()
 
 
-def run_here(spec: RunSpec, on_progress=None):
-    """Run one simulation in this process (once per process) and write its outputs."""
+def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
+    """Run one simulation in this process (once per process) and write its outputs.
+
+    ``on_stuck(error)`` is called from another thread when an in-process
+    scheduler neither answers nor can be interrupted (see transport.Watchdog);
+    by default the error is logged and the process exits.
+    """
     simgrid = _import_simgrid_quietly()
-    from batio.engine.iotimeline import IoTimeline
     from batio.engine import outputs
+    from batio.engine.iotimeline import IoTimeline
     from batio.engine.contention import ContentionModel
     from batio.engine.platform import classify, read_properties
     from batio.engine.server import Config, Simulation
-    from batio.engine.transport import InProcessTransport, SocketTransport
+    from batio.engine.transport import InProcessTransport, SocketTransport, Watchdog
     from batio.engine.workload import load_workload
 
     if spec.mode not in MODES:
         raise InputError("--mode", f"unknown mode {spec.mode!r} (known: {', '.join(MODES)})")
     if not spec.io_sample_period > 0:
         raise InputError("--io-sample-period", f"must be > 0 seconds, got {spec.io_sample_period}")
+    if not spec.max_idle_s > 0:  # NaN too
+        raise InputError("--max-idle", f"must be > 0 simulated seconds, got {spec.max_idle_s}")
+    timeout_s = DEFAULT_TIMEOUT_S[spec.mode] if spec.timeout_s is None else spec.timeout_s
+    if not 0 < timeout_s < math.inf:
+        raise InputError("--timeout", f"must be a finite number of seconds > 0, got {timeout_s}")
     if spec.profile_reuse and not spec.dynamic_jobs:
         raise InputError("--enable-profile-reuse", "needs --enable-dynamic-jobs (Batsim 4.2.1 refuses it alone)")
     read_properties(spec.platform)  # malformed XML gets a clear error before SimGrid sees it
     workloads = [load_workload(path, f"w{index}") for index, path in enumerate(spec.workloads)]
     prefix = Path(spec.out_prefix)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
+    _check_outputs_writable(prefix)
 
     for option in spec.sg_config:
         if ":" not in option or option.startswith("host/model:"):
             raise InputError("--sg-cfg", f"expected a SimGrid option NAME:VALUE other than host/model, got {option!r}")
-    engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
-                             "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
+    try:
+        engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
+                                 "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
+    except Exception as error:  # noqa: BLE001 - SimGrid's ValueError, IndexError... on a bad option
+        raise InputError("--sg-cfg", f"SimGrid refuses {' '.join(spec.sg_config)}: "
+                                     f"{str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
     try:
         engine.load_platform(str(spec.platform))
     except Exception as error:  # SimGrid's parser raises RuntimeError with the line
         raise InputError(spec.platform, f"SimGrid cannot load this platform: {error}") from None
     platform = classify(spec.platform, [h.name for h in engine.all_hosts], spec.roles, spec.master_host)
-    speeds = {host.name: host.speed for host in engine.all_hosts}
-    for host in platform.compute:
-        if not speeds[host.name] > 0:  # NaN too
-            raise InputError(spec.platform, f"host '{host.name}' is a compute host with a non-positive speed "
-                                            f"({speeds[host.name]}); Batsim 4.2.1 rejects it", field="speed")
+    _check_platform_numbers(spec.platform, engine, platform)
     contention = ContentionModel.build(engine, platform)
     for workload in workloads:
         for job in workload.jobs:
@@ -153,47 +196,128 @@ def run_here(spec: RunSpec, on_progress=None):
             raise InputError(workload.path, f"has storage profiles but platform {spec.platform} has no "
                                             "storage host (a host with <prop id=\"role\" value=\"storage\"/>)")
 
+    config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
+                    spec.compute_sharing, spec.storage_sharing, spec.io_exclusive, spec.profile_reuse,
+                    spec.max_idle_s)
+    io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
+    sim = None
+    started = time.perf_counter()
+
+    def write_outputs(error):
+        elapsed = time.perf_counter() - started
+        io.finish(engine.clock)
+        try:
+            outputs.write_jobs(f"{prefix}_jobs.csv", sim.completed_order)
+            outputs.write_schedule(f"{prefix}_schedule.csv", outputs.schedule_values(
+                sim.completed_order, sim.machine_states, transport.seconds_in_scheduler, elapsed))
+            outputs.write_machine_states(f"{prefix}_machine_states.csv", sim.machine_states)
+            io.write_csv(f"{prefix}_io.csv")
+            _write_run_record(spec, platform, f"{prefix}_run.json", sim, elapsed, error)
+        except OSError as problem:
+            raise InputError("--out", f"cannot write {problem.filename}: {problem.strerror}") from None
+        return elapsed
+
+    def stuck(error):
+        """The watchdog's last resort, from its thread: the scheduler holds the engine."""
+        try:
+            write_outputs(error)
+            error = _partial(error, prefix)
+        finally:
+            (on_stuck or _exit_on_stuck)(error)
+
     scheduler_process = None
     if spec.mode == "inprocess":
-        transport = InProcessTransport(load_scheduler(spec.scheduler, spec.options))
+        transport = InProcessTransport(load_scheduler(spec.scheduler, spec.options), Watchdog(timeout_s, stuck))
     else:
         scheduler_process = _SchedulerProcess(spec, f"{prefix}_scheduler.log")
-        transport = SocketTransport(scheduler_process.endpoint, spec.timeout_s, scheduler_process.alive)
-
-    config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
-                    spec.compute_sharing, spec.storage_sharing, spec.io_exclusive, spec.profile_reuse)
-    io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
+        transport = SocketTransport(scheduler_process.endpoint, timeout_s, scheduler_process.alive)
     sim = Simulation(engine, platform, workloads, transport, config, io, on_progress, contention)
-    started = time.perf_counter()
     sim.start()
     try:
         engine.run()
+        if sim.error is None and not sim.end_acknowledged:
+            sim.error = EngineError(_deadlock_message(sim))
     finally:
         transport.close()
         if scheduler_process:
             scheduler_process.stop()
-    elapsed = time.perf_counter() - started
-    end = engine.clock
-    io.finish(end)
-
-    outputs.write_jobs(f"{prefix}_jobs.csv", sim.completed_order)
-    outputs.write_schedule(f"{prefix}_schedule.csv", outputs.schedule_values(
-        sim.completed_order, sim.machine_states, transport.seconds_in_scheduler, elapsed))
-    outputs.write_machine_states(f"{prefix}_machine_states.csv", sim.machine_states)
-    io.write_csv(f"{prefix}_io.csv")
-    _write_run_record(spec, platform, f"{prefix}_run.json", sim, elapsed)
-    if sim.error is not None:
-        error = sim.error
-        if scheduler_process and isinstance(error, SchedulerError):
-            error = SchedulerError(f"{error}\n--- last lines of {scheduler_process.log_path} ---\n"
-                                   f"{scheduler_process.log_tail()}")
-        raise error
-    return {"prefix": str(prefix), "nb_compute": len(platform.compute), "simulated_time": end,
+    error = sim.error
+    if scheduler_process and isinstance(error, SchedulerError):
+        error = scheduler_process.explain(error)
+    elapsed = write_outputs(error)
+    if error is not None:
+        raise _partial(error, prefix) from error.__cause__
+    return {"prefix": str(prefix), "nb_compute": len(platform.compute), "simulated_time": engine.clock,
             "wall_time": elapsed, "bytes_read": io.bytes_read, "bytes_written": io.bytes_written,
             "jobs": len(sim.records), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def _write_run_record(spec, platform, path, sim, elapsed):
+def _exit_on_stuck(error):
+    logging.getLogger("batio").error("%s", error)
+    os._exit(3)
+
+
+def _partial(error, prefix):
+    """The run's error, saying where the outputs written until it are."""
+    if not isinstance(error, BatioError):
+        return error  # an engine bug: reported as such by the caller
+    partial = type(error).from_message(f"{error} (outputs until then, partial: {prefix}_jobs.csv, ...)")
+    partial.__cause__ = error.__cause__
+    return partial
+
+
+def _check_outputs_writable(prefix):
+    """Fail before simulating, not after, when an output cannot be written."""
+    try:
+        prefix.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError("--out", f"cannot create folder {prefix.parent}: {error.strerror}") from None
+    for suffix in OUTPUT_SUFFIXES:
+        path = Path(f"{prefix}{suffix}")
+        if path.is_dir():
+            raise InputError("--out", f"{path} is a folder: batio writes a file there (remove the folder)")
+
+
+def _check_platform_numbers(path, engine, platform):
+    """Speeds, bandwidths and latencies SimGrid accepts but no run can use:
+    NaN, infinite or negative values, a zero bandwidth (every transfer on
+    the link would wait forever) and a zero speed on a compute host."""
+    compute = {resource.name for resource in platform.compute}
+    for host in engine.all_hosts:
+        speed = host.speed
+        if host.name in compute and not 0 < speed < math.inf:
+            raise InputError(path, f"host '{host.name}' has speed {speed:g}; a compute host's speed must be finite "
+                                   "and > 0 (Batsim 4.2.1 rejects it too)", field="speed")
+        if not 0 <= speed < math.inf:
+            raise InputError(path, f"host '{host.name}' has speed {speed:g}; it must be finite and >= 0",
+                             field="speed")
+    for link in engine.all_links:
+        if not 0 < link.bandwidth < math.inf:
+            raise InputError(path, f"link '{link.name}' has bandwidth {link.bandwidth:g} B/s; it must be finite and "
+                                   "> 0 (a transfer over it would never end, or end in no time)", field="bandwidth")
+        if not 0 <= link.latency < math.inf:
+            raise InputError(path, f"link '{link.name}' has latency {link.latency:g} s; it must be finite and >= 0",
+                             field="latency")
+
+
+def _deadlock_message(sim):
+    """SimGrid stopped with jobs unfinished: every actor waits for something
+    that never comes (e.g. a transfer over a link that cannot carry it)."""
+    running = [r.job.id for r in sim.records.values() if r.state == "RUNNING"]
+    waiting = [r.job.id for r in sim.records.values() if r.state == "SUBMITTED"]
+    unsubmitted = [r.job.id for r in sim.records.values() if r.state == "NOT_SUBMITTED"]
+
+    def some(ids):
+        return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+
+    parts = [f"{len(ids)} {what} ({some(ids)})" for ids, what in
+             ((running, "running"), (waiting, "waiting"), (unsubmitted, "not submitted yet")) if ids]
+    return (f"the simulation deadlocked at t={sim.now():.6f}: SimGrid has nothing left that can progress, with "
+            f"{', '.join(parts) or 'no job left'}; a job that never ends usually moves bytes over a link or "
+            "computes on a host the platform gives no usable bandwidth or speed")
+
+
+def _write_run_record(spec, platform, path, sim, elapsed, error):
     record = {
         "batio_version": __version__,
         "engine": "embedded",
@@ -204,8 +328,8 @@ def _write_run_record(spec, platform, path, sim, elapsed):
         "storage_names": [r.name for r in platform.storage],
         "contention_links": sorted(sim.contention.regulated) if sim.contention else [],
         "contention_bandwidth_changes": sim.contention.bandwidth_changes if sim.contention else 0,
-        "completed": sim.error is None,
-        "error": None if sim.error is None else str(sim.error),
+        "completed": error is None,
+        "error": None if error is None else str(error),
         "wall_time_s": elapsed,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -214,25 +338,59 @@ def _write_run_record(spec, platform, path, sim, elapsed):
 
 
 # -- one simulation per child process -------------------------------------------------
-def _child(spec, connection):
+def _child(spec, connection, parent_pid):
+    # End with the process that started this one, even if it is killed
+    # (SIGKILL leaves no chance to clean up); Ctrl-C is the parent's to handle.
+    processes.die_with_parent()
+    if os.getppid() != parent_pid:
+        os._exit(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def send(message):
+        try:
+            connection.send(message)
+        except OSError:  # the parent is gone (a killed sweep worker): nobody to tell
+            os._exit(1)
+
     def report(sim):
-        connection.send(("progress", (sim.now(), sim.nb_completed, len(sim.records))))
+        send(("progress", (sim.now(), sim.nb_completed, len(sim.records))))
+
+    def stuck(error):
+        send(_error_payload(error))
+        os._exit(3)
+
     try:
-        Path(spec.out_prefix).parent.mkdir(parents=True, exist_ok=True)
         # In-process, what the scheduler prints goes to its log, as the
-        # scheduler process's does in socket mode.
+        # scheduler process's does in socket mode; so does what SimGrid's
+        # C++ side prints (a deadlock notice, a backtrace).
         log_name = "scheduler" if spec.mode == "inprocess" else "engine"
-        with open(f"{spec.out_prefix}_{log_name}.log", "w") as log, \
-                contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-            result = run_here(spec, report)
-        connection.send(("done", result))
+        log_path = f"{spec.out_prefix}_{log_name}.log"
+        try:
+            Path(spec.out_prefix).parent.mkdir(parents=True, exist_ok=True)
+            log = open(log_path, "w")
+        except OSError as error:
+            raise InputError("--out", f"cannot write {log_path}: {error.strerror}") from None
+        with log:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                result = run_here(spec, report, stuck)
+        send(("done", result))
     except BatioError as error:
-        connection.send(("error", (type(error).__name__, str(error), _cause_traceback(error))))
-    except Exception as error:  # noqa: BLE001 - an engine bug: keep its traceback for the report
+        send(_error_payload(error))
+    except BaseException as error:  # noqa: BLE001 - an engine bug: keep its traceback for the report
         log = f"{spec.out_prefix}_traceback.log"
         Path(log).write_text(traceback.format_exc())
-        connection.send(("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error} "
-                                   f"(a batio bug: please report it with {log})", "")))
+        send(("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error} "
+                                       f"(a batio bug: please report it with {log})", "")))
+
+
+def _error_payload(error):
+    """A BatioError as the parent rebuilds it: its nearest class the parent knows, its message, its cause."""
+    known = next(cls.__name__ for cls in type(error).__mro__ if cls.__name__ in _ERRORS)
+    return "error", (known, str(error), _cause_traceback(error))
 
 
 def _cause_traceback(error):
@@ -246,32 +404,43 @@ _ERRORS = {cls.__name__: cls for cls in (InputError, SchedulerError, EngineError
 
 
 def simulate(spec: RunSpec, on_progress=None):
-    """Run ``spec`` in a child process; returns run_here's summary or raises."""
+    """Run ``spec`` in a child process; returns run_here's summary or raises.
+
+    If this process is interrupted (Ctrl-C, or SIGTERM through batio's CLI)
+    the child is killed at once; if it is killed, the child ends with it.
+    """
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(spec, sender), daemon=True)
+    child = context.Process(target=_child, args=(spec, sender, os.getpid()), daemon=True)
     child.start()
     sender.close()
+    answered = False
     try:
         while True:
             try:
                 kind, payload = receiver.recv()
             except EOFError:
                 child.join()
+                answered = True
+                log = f"{spec.out_prefix}_{'scheduler' if spec.mode == 'inprocess' else 'engine'}.log"
                 raise EngineError(f"the engine process died (exit code {child.exitcode}) while simulating "
-                                  f"{spec.workloads} on {spec.platform}; SimGrid may have rejected the platform "
-                                  "file: check it loads with SimGrid") from None
+                                  f"{', '.join(spec.workloads)} on {spec.platform}; SimGrid's last words are at the "
+                                  f"end of {log}") from None
             if kind == "progress":
                 if on_progress:
                     on_progress(*payload)
-            elif kind == "done":
+                continue
+            answered = True
+            if kind == "done":
                 return payload
-            else:
-                name, message, cause = payload
-                raised = _ERRORS.get(name, BatioError).from_message(message)
-                raised.details = cause
-                raise raised
+            name, message, cause = payload
+            raised = _ERRORS.get(name, BatioError).from_message(message)
+            raised.details = cause
+            raise raised
     finally:
-        child.join(10)
+        if answered:
+            child.join(10)
         if child.is_alive():
             child.kill()
+            child.join()
+        receiver.close()

@@ -55,6 +55,10 @@ class Config:
     storage_sharing: bool = True
     io_exclusive: bool = False  # beyond Batsim: one transfer at a time per storage host, FIFO
     profile_reuse: bool = False  # Batsim's --enable-profile-reuse
+    # Beyond Batsim: simulated seconds the scheduler may let pass with jobs
+    # waiting (or with nothing left to do) and none running, before batio
+    # calls it stuck; Batsim would wait forever. run.DEFAULT_MAX_IDLE_S in runs.
+    max_idle: float = float("inf")
 
 
 class Simulation:
@@ -92,6 +96,8 @@ class Simulation:
         self.nb_submitted = self.nb_completed = self.nb_running = 0
         self.nb_waiters = self.nb_killers = 0
         self.registration_finished = False
+        self.last_activity = 0.0  # when a job was last submitted, started, ended or rejected
+        self.calls_since_activity = 0
         self.error = None
         self.machine_states = MachineStates(len(platform.compute), len(platform.resources))
 
@@ -209,6 +215,7 @@ class Simulation:
         Batsim creates a new request-reply actor per call; one actor woken
         per call starts at the same simulated time and is cheaper.
         """
+        self._check_idle()
         self.to_scheduler = {"now": as_batsim_writes(self.now()), "events": self.events}
         self.events = []
         self._drop_profiles_of_ended_jobs()
@@ -233,6 +240,15 @@ class Simulation:
             if timestamp > reply["now"]:
                 raise SchedulerError(f"event {index} ({kind}) is dated {timestamp}, after the reply's "
                                      f"'now' {reply['now']}")
+            if kind == "CALL_ME_LATER":
+                # Checked against the date of the decision, not the time the server handles it: each
+                # message takes simulated time, so in a long reply a date still in the future when
+                # asked may have passed when handled (the waiter then fires at once).
+                target = _field(data, "timestamp", (int, float), "CALL_ME_LATER")
+                decided = max(timestamp, message["now"])
+                if not decided < target < float("inf"):
+                    raise SchedulerError(f"event {index}: CALL_ME_LATER asks to be called at {target}, which is not "
+                                         f"a finite date after the decision's ({decided})")
             self._sleep_until(timestamp)
             self.send("SCHED_EVENT", (kind, data))
         self._sleep_until(reply["now"])
@@ -275,7 +291,31 @@ class Simulation:
         self.send("KILLING_DONE", (ids, progress))
 
     # -- state changes -------------------------------------------------------
+    def _active(self):
+        self.last_activity = self.now()
+        self.calls_since_activity = 0
+
+    def _check_idle(self):
+        """Beyond Batsim, which would wait forever: a scheduler that lets
+        ``max_idle`` simulated seconds pass, calling itself back, with jobs
+        waiting and none running, or with nothing left but its own calls.
+        Only calls asked since the last activity count: calls asked earlier
+        (a deadline that a job's end made useless) only let time pass."""
+        idle = self.now() - self.last_activity
+        if self.nb_running or idle <= self.config.max_idle or self.calls_since_activity < 3:
+            return
+        waiting = [r.job.id for r in self.records.values() if r.state == "SUBMITTED"]
+        if waiting:
+            what = f"with {len(waiting)} job(s) waiting and none running, e.g. {', '.join(waiting[:5])}"
+        elif self.nb_submitters_finished == len(self.static_workloads):
+            what = "with every job ended, only calling itself back (CALL_ME_LATER)"
+        else:
+            return  # time passes toward the next submission
+        raise SchedulerError(f"the scheduler let {idle:g} simulated seconds pass since t={self.last_activity:g} "
+                             f"{what}; the bound is {self.config.max_idle:g} s (raise it with --max-idle)")
+
     def _job_started(self, record):
+        self._active()
         became_busy = []
         for resource in record.allocation:
             self.jobs_on_machine[resource] += 1
@@ -284,6 +324,7 @@ class Simulation:
         self.machine_states.jobs_started(self.now(), became_busy)
 
     def _job_ended(self, record):
+        self._active()
         record.runtime = self.now() - record.start
         if record.runtime == 0:
             record.runtime = 1e-5  # as Batsim: a job never runs in null time
@@ -322,6 +363,7 @@ class Simulation:
     def _submit(self, job):
         record = self.records[job.id]
         record.state = "SUBMITTED"
+        self._active()
         self.nb_submitted += 1
         data = {"job_id": job.id, "job": job.description}
         if self.config.forward_profiles:
@@ -482,6 +524,7 @@ class Simulation:
         if record.state != "SUBMITTED":
             raise SchedulerError(f"REJECT_JOB: job '{record.job.id}' cannot be rejected in state {record.state}")
         record.state = "REJECTED"
+        self._active()
         self.nb_completed += 1
         self._completed(record)
 
@@ -503,9 +546,8 @@ class Simulation:
             self._spawn("killer_process", self.master, self._killer, to_kill)
 
     def _do_call_me_later(self, data):
-        target = _field(data, "timestamp", (int, float), "CALL_ME_LATER")
-        if target <= self.now():
-            raise SchedulerError(f"CALL_ME_LATER asks to be called at {target}, not after now ({self.now()})")
+        target = _field(data, "timestamp", (int, float), "CALL_ME_LATER")  # checked by _request_reply
+        self.calls_since_activity += 1
         self.nb_waiters += 1
         self._spawn(f"waiter {target}", self.master, self._waiter, float(target))
 
@@ -547,6 +589,7 @@ class Simulation:
             raise SchedulerError(str(error)) from None
         self.workloads[workload_name].jobs.append(job)
         self.records[job.id] = JobRecord(job, state="SUBMITTED")
+        self._active()
         self.nb_submitted += 1
         if self.config.acknowledge_dynamic_jobs:
             data = {"job_id": job.id, "job": job.description}
@@ -579,6 +622,11 @@ class Simulation:
     def _do_change_job_state(self, data):
         record = self._record(data, "CHANGE_JOB_STATE")
         state = _field(data, "job_state", str, "CHANGE_JOB_STATE")
+        if record.execution is not None and not record.complete:
+            raise SchedulerError(f"CHANGE_JOB_STATE: job '{record.job.id}' is being executed by the engine (it was "
+                                 f"started by EXECUTE_JOB), so it cannot go to {state}: its profile decides when it "
+                                 "ends (use KILL_JOB to end it early)")
+        self._active()
         if record.state == "SUBMITTED" and state == "RUNNING":
             record.start = self.now()
             self.nb_running += 1
@@ -656,6 +704,8 @@ def _check_event(event, index):
     timestamp, kind, data = event.get("timestamp"), event.get("type"), event.get("data", {})
     if not isinstance(timestamp, (int, float)) or isinstance(timestamp, bool):
         raise SchedulerError(f"event {index} of the scheduler's reply has no numeric 'timestamp': {event!r}")
+    if not 0 <= timestamp < float("inf"):  # NaN too
+        raise SchedulerError(f"event {index} ({kind}) is dated {timestamp!r}; simulated time is a finite number >= 0")
     if not isinstance(kind, str):
         raise SchedulerError(f"event {index} of the scheduler's reply has no 'type': {event!r}")
     if not isinstance(data, dict):

@@ -7,22 +7,34 @@ so the scheduler sees exactly the same messages (both encode to JSON text).
 """
 
 from contextlib import contextmanager
+import ctypes
 import json
+import threading
 import time
 
+from batio.engine.workload import json_problem
 from batio.errors import SchedulerError
+
+
+def timeout_error(timeout_s, now):
+    return SchedulerError(f"the scheduler did not answer within {timeout_s:g} s (at simulated time {now:.6f}); "
+                          "it may be stalled or looping (raise the bound with --timeout)")
 
 
 def decode_reply(text):
     """Parse and check the outer shape of a scheduler's reply."""
     try:
         reply = json.loads(text)
-    except (json.JSONDecodeError, TypeError) as error:
-        raise SchedulerError(f"the scheduler answered with malformed JSON ({error}): {str(text)[:200]!r}") from None
+    except (ValueError, RecursionError, TypeError) as error:
+        raise SchedulerError(f"the scheduler answered with malformed JSON ({json_problem(error)}): "
+                             f"{str(text)[:200]!r}") from None
+    now = reply.get("now") if isinstance(reply, dict) else None
     if not isinstance(reply, dict) or not isinstance(reply.get("events"), list) or \
-            not isinstance(reply.get("now"), (int, float)) or isinstance(reply.get("now"), bool):
+            not isinstance(now, (int, float)) or isinstance(now, bool):
         raise SchedulerError("the scheduler's reply must be an object with a number 'now' and a list "
                              f"'events', got: {str(text)[:200]!r}")
+    if not 0 <= now < float("inf"):  # NaN too
+        raise SchedulerError(f"the scheduler's reply has 'now' {now!r}; simulated time is a finite number >= 0")
     return reply
 
 
@@ -52,8 +64,7 @@ class SocketTransport:
             if not self._scheduler_alive():
                 raise SchedulerError("the scheduler process exited without answering")
             if self.timeout_s and waited >= self.timeout_s:
-                raise SchedulerError(f"the scheduler did not answer within {self.timeout_s:g} s "
-                                     f"(at simulated time {message['now']:.6f}); it may be stalled")
+                raise timeout_error(self.timeout_s, message["now"])
         reply = self._socket.recv_string()
         self.seconds_in_scheduler += time.perf_counter() - sent
         return decode_reply(reply)
@@ -95,11 +106,70 @@ def _network_handler_replaced_by(mailbox):
         batsim.batsim.NetworkHandler = original
 
 
-class InProcessTransport:
-    """Runs a pybatsim scheduler object in this process, without sockets."""
+class _Interrupted(BaseException):
+    """Raised inside a scheduler's callback that ran past the bound (not an
+    Exception, so that a scheduler's own ``except Exception`` lets it through)."""
 
-    def __init__(self, scheduler):
+
+class Watchdog:
+    """Bounds the wall-clock time of one in-process decision.
+
+    Past ``timeout_s`` it raises ``_Interrupted`` in the scheduler's thread,
+    which ends a callback looping in Python; a callback blocked in C code
+    (a long sleep) does not see it, and ``on_stuck`` is called ``grace_s``
+    later instead, from the watchdog's thread.
+    """
+
+    def __init__(self, timeout_s, on_stuck, grace_s=5.0):
+        self.timeout_s = timeout_s
+        self.on_stuck = on_stuck
+        self.grace_s = grace_s
+        self._busy = None  # (thread id, start, simulated now) during a decision
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.fired = False
+        self._thread = threading.Thread(target=self._watch, name="batio-watchdog", daemon=True)
+        self._thread.start()
+
+    def deciding(self, now):
+        with self._lock:
+            self.fired = False
+            self._busy = (threading.get_ident(), time.monotonic(), now)
+
+    def decided(self):
+        with self._lock:
+            self._busy = None
+            if self.fired:  # the decision ended as it fired: drop the exception if not raised yet
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
+
+    def _watch(self):
+        while not self._stop.wait(0.1):
+            busy = self._busy
+            if busy is None:
+                continue
+            thread, started, now = busy
+            late = time.monotonic() - started - self.timeout_s
+            with self._lock:
+                if late >= 0 and not self.fired and self._busy is busy:
+                    self.fired = True
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread),
+                                                               ctypes.py_object(_Interrupted))
+                    continue
+            if late >= self.grace_s and self._busy is busy:
+                self.on_stuck(timeout_error(self.timeout_s, now))
+                return
+
+    def close(self):
+        self._stop.set()
+
+
+class InProcessTransport:
+    """Runs a pybatsim scheduler object in this process, without sockets;
+    ``watchdog`` (a Watchdog) bounds each decision."""
+
+    def __init__(self, scheduler, watchdog=None):
         self.scheduler = scheduler
+        self.watchdog = watchdog
         self._mailbox = _Mailbox()
         self._batsim = None
         self.seconds_in_scheduler = 0.0
@@ -108,18 +178,29 @@ class InProcessTransport:
         from batsim.batsim import Batsim
         sent = time.perf_counter()
         self._mailbox.inbox = json.dumps(message)
+        if self.watchdog:
+            self.watchdog.deciding(message["now"])
         try:
-            if self._batsim is None:
-                # pybatsim's Batsim reads SIMULATION_BEGINS in its constructor.
-                with _network_handler_replaced_by(self._mailbox):
-                    self._batsim = Batsim(self.scheduler, "inprocess://", 0)
-            else:
-                self._batsim.do_next_event()
-        except Exception as error:
+            try:
+                if self._batsim is None:
+                    # pybatsim's Batsim reads SIMULATION_BEGINS in its constructor.
+                    with _network_handler_replaced_by(self._mailbox):
+                        self._batsim = Batsim(self.scheduler, "inprocess://", 0)
+                else:
+                    self._batsim.do_next_event()
+            finally:
+                if self.watchdog:
+                    self.watchdog.decided()
+        except _Interrupted:
+            raise timeout_error(self.watchdog.timeout_s, message["now"]) from None
+        except SystemExit as error:
+            raise SchedulerError(f"the scheduler called sys.exit({error.code!r}) in a callback") from None
+        except BaseException as error:  # noqa: BLE001 - whatever the scheduler raised is its own failure
             raise SchedulerError(f"the scheduler crashed: {type(error).__name__}: {error}") from error
         reply, self._mailbox.outbox = self._mailbox.outbox, None
         self.seconds_in_scheduler += time.perf_counter() - sent
         return decode_reply(reply)
 
     def close(self):
-        pass
+        if self.watchdog:
+            self.watchdog.close()

@@ -79,7 +79,26 @@ class Workload:
 
 
 def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite JSON number (an integer too large for a double is not)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+# Batsim writes ids and profile names into its CSV files unquoted.
+CSV_BREAKERS = (",", '"', "\n", "\r")
+# Batsim reads nb_res and res as C ints (rapidjson's GetInt).
+INT_MAX = 2**31 - 1
+
+
+def check_name(source, name, what, **where):
+    """A job id or profile name must survive Batsim's unquoted CSV output."""
+    if any(breaker in name for breaker in CSV_BREAKERS):
+        raise InputError(source, f"{what} {name!r} contains a comma, a double quote or a line break, which "
+                                 "Batsim writes unquoted into out_jobs.csv (rename it)", **where)
 
 
 def _check_field(source, profile_name, profile, key, kind, profiles):
@@ -106,8 +125,8 @@ def _check_field(source, profile_name, profile, key, kind, profiles):
                 not all(_is_number(v) and v >= 0 for v in value):
             problem = f"must be a list of {size}x{size} numbers >= 0 (the size of 'cpu' squared)"
     elif kind == "names":
-        if not isinstance(value, list) or not value:
-            problem = "must be a non-empty list of profile names"
+        if not isinstance(value, list) or not value or not all(isinstance(name, str) for name in value):
+            problem = f"must be a non-empty list of profile names (strings), got {value!r}"
         else:
             missing = [name for name in value if name not in profiles]
             if missing:
@@ -120,6 +139,7 @@ def check_profile(source, name, profile, profiles):
     """Raise InputError unless ``profile`` is a valid Batsim profile."""
     if not isinstance(profile, dict):
         raise InputError(source, "must be a JSON object", profile=name)
+    check_name(source, name, "profile name", profile=name)
     kind = profile.get("type")
     if kind not in PROFILE_FIELDS:
         raise InputError(source, f"unknown profile type {kind!r} (batio runs: "
@@ -131,9 +151,12 @@ def check_profile(source, name, profile, profiles):
             _check_field(source, name, profile, key, field_kind, profiles)
     if kind == "parallel_homogeneous_pfs" and "bytes_to_read" not in profile and "bytes_to_write" not in profile:
         raise InputError(source, "needs 'bytes_to_read' or 'bytes_to_write'", profile=name)
-    if "ret" in profile and (not isinstance(profile["ret"], int) or isinstance(profile["ret"], bool)):
-        raise InputError(source, f"must be an integer return code, got {profile['ret']!r}", profile=name,
-                         field="ret")
+    if "ret" in profile:
+        ret = profile["ret"]
+        if not isinstance(ret, int) or isinstance(ret, bool) or not 0 <= ret <= INT_MAX:
+            raise InputError(source, f"must be an integer return code >= 0, got {ret!r} (Batsim 4.2.1 reads -1 as "
+                                     "walltime reached and -2 as killed, and aborts on other negative codes)",
+                             profile=name, field="ret")
 
 
 def _check_composition_is_finite(source, profiles):
@@ -163,6 +186,7 @@ def check_job(source, workload_name, raw, profiles) -> Job:
     if isinstance(job_id, bool) or not isinstance(job_id, (str, int)) or job_id == "":
         raise InputError(source, f"job id must be a string or an integer, got {job_id!r}", field="id")
     job_id = str(job_id)
+    check_name(source, job_id, "job id", job=job_id, field="id")
     if "!" in job_id:
         raise InputError(source, "a job id must not contain '!' (Batsim's workload separator)",
                          job=job_id, field="id")
@@ -171,12 +195,16 @@ def check_job(source, workload_name, raw, profiles) -> Job:
             raise InputError(source, "missing required field", job=job_id, field=key)
     if not _is_number(raw["subtime"]) or raw["subtime"] < 0:
         raise InputError(source, f"must be a number >= 0, got {raw['subtime']!r}", job=job_id, field="subtime")
-    if not isinstance(raw["res"], int) or isinstance(raw["res"], bool) or raw["res"] < 1:
-        raise InputError(source, f"must be an integer >= 1, got {raw['res']!r}", job=job_id, field="res")
+    if not isinstance(raw["res"], int) or isinstance(raw["res"], bool) or not 1 <= raw["res"] <= INT_MAX:
+        raise InputError(source, f"must be an integer from 1 to {INT_MAX}, got {raw['res']!r}", job=job_id,
+                         field="res")
     walltime = raw.get("walltime", NO_WALLTIME)
     if not _is_number(walltime) or (walltime <= 0 and walltime != NO_WALLTIME):
         raise InputError(source, f"must be a number > 0, or -1 for none, got {walltime!r}",
                          job=job_id, field="walltime")
+    if not isinstance(raw["profile"], str):
+        raise InputError(source, f"must be a profile name (a string), got {raw['profile']!r}", job=job_id,
+                         field="profile")
     if raw["profile"] not in profiles:
         raise InputError(source, f"unknown profile {raw['profile']!r}", job=job_id, field="profile")
     profile = profiles[raw["profile"]]
@@ -189,6 +217,16 @@ def check_job(source, workload_name, raw, profiles) -> Job:
                raw["profile"], description)
 
 
+def json_problem(error):
+    """What is wrong with a JSON text json.loads refused, in one line."""
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    if isinstance(error, (json.JSONDecodeError, TypeError)):
+        return str(error)
+    # int() refuses integers of more than 4300 digits (CVE-2020-10735)
+    return f"a number is too long ({str(error).split(':')[0]})"
+
+
 def load_workload(path, name) -> Workload:
     """Read and check one workload file; ``name`` is Batsim's w0, w1..."""
     path = Path(path)
@@ -197,8 +235,13 @@ def load_workload(path, name) -> Workload:
             data = json.load(stream)
     except FileNotFoundError:
         raise InputError(path, "no such workload file") from None
-    except json.JSONDecodeError as error:
-        raise InputError(path, f"malformed JSON: {error}") from None
+    except OSError as error:
+        raise InputError(path, f"cannot read the workload file: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise InputError(path, f"not UTF-8 text (byte {error.object[error.start]:#x} at offset {error.start}); "
+                               "JSON files are UTF-8") from None
+    except (ValueError, RecursionError) as error:
+        raise InputError(path, f"malformed JSON: {json_problem(error)}") from None
     if not isinstance(data, dict):
         raise InputError(path, "a workload must be a JSON object with 'jobs' and 'profiles'")
     for key in ("jobs", "profiles"):
@@ -209,8 +252,9 @@ def load_workload(path, name) -> Workload:
     if not isinstance(data["profiles"], dict):
         raise InputError(path, "must be an object mapping profile names to profiles", field="profiles")
     nb_res = data.get("nb_res")
-    if not isinstance(nb_res, int) or isinstance(nb_res, bool) or nb_res <= 0:
-        raise InputError(path, f"must be an integer > 0 (Batsim requires it), got {nb_res!r}", field="nb_res")
+    if not isinstance(nb_res, int) or isinstance(nb_res, bool) or not 0 < nb_res <= INT_MAX:
+        raise InputError(path, f"must be an integer from 1 to {INT_MAX} (Batsim reads it as a C int), got "
+                               f"{nb_res!r}", field="nb_res")
     profiles = data["profiles"]
     for profile_name, profile in profiles.items():
         check_profile(path, profile_name, profile, profiles)
