@@ -1,0 +1,54 @@
+"""Benchmark of how a run's cost grows with its number of jobs (issue 19).
+
+One-host delay jobs arriving every 0.05 s for 60 s each on the 1,098-host
+platform of ``bench_inputs``, so the queue keeps growing, scheduled by a
+batio policy (default ``fcfs``) on the embedded engine, in-process. Prints,
+per job count, the wall time, the scheduler's share (``scheduling_time`` of
+``_schedule.csv``) and the wall time per 1,000 jobs, then the largest ratio
+of two per-1,000-job times. Goal: flat within 25 % from 1,000 to 100,000
+jobs. Not a test: ratios measured in one run on one machine.
+
+    .venv/bin/python scripts/bench_scaling.py [--jobs 1000,10000,100000] [--scheduler fcfs]
+"""
+
+import argparse
+import csv
+import json
+import logging
+from pathlib import Path
+import tempfile
+
+from batio.catalog import scheduler_file_and_options
+from batio.engine.run import RunSpec, simulate
+from bench_inputs import delay_workload, platform_xml
+
+log = logging.getLogger("bench_scaling")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--jobs", default="1000,10000,100000", help="comma-separated job counts")
+    parser.add_argument("--scheduler", default="fcfs")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    counts = [int(count) for count in args.jobs.split(",")]
+    scheduler, options = scheduler_file_and_options(args.scheduler)
+    per_thousand = []
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder)
+        (out / "platform.xml").write_text(platform_xml())
+        for count in counts:
+            workload = out / f"delay{count}.json"
+            workload.write_text(json.dumps(delay_workload(count)))
+            result = simulate(RunSpec(str(out / "platform.xml"), [str(workload)], str(scheduler),
+                                      str(out / f"run{count}"), options=options))
+            with open(out / f"run{count}_schedule.csv") as stream:
+                scheduling = float(next(csv.DictReader(stream))["scheduling_time"])
+            per_thousand.append(result["wall_time"] / count * 1000)
+            log.info("%7d jobs: %8.1f s wall, scheduler %7.1f s, %6.2f s per 1,000 jobs",
+                     count, result["wall_time"], scheduling, per_thousand[-1])
+    log.info("largest / smallest time per 1,000 jobs: %.2f (goal <= 1.25)", max(per_thousand) / min(per_thousand))
+
+
+if __name__ == "__main__":
+    main()
