@@ -207,15 +207,6 @@ class NodeMemory:
             copy.last_end = now
         self._mirror(node, copy)
 
-    def expire(self, now: float) -> None:
-        """Without ``retain_cached``: forget the copies whose last user ended
-        before ``now`` (a plan from ``now`` must not see them)."""
-        if self.retain_cached:
-            return
-        for node, copies in enumerate(self.copies):
-            for file in [file for file, copy in copies.items() if copy.cached and copy.last_end < now]:
-                self._forget(node, copies.pop(file))
-
     def bytes_used(self, node: int) -> float:
         return sum(copy.size for copy in self.copies[node].values())
 
@@ -457,10 +448,12 @@ class FilePlan:
     def _unused(self, last_use, evict_at, x):
         """Copies in memory at ``x`` but not in use then. Without
         ``retain_cached``, as the authors' EvictionPenalty counts them: every
-        copy whose known use ends by ``x``."""
+        copy whose known use ends by ``x`` and not before now (a copy whose
+        last user ended before now is gone; ``NodeMemory`` drops it at the
+        node's next start)."""
         if self.retain_cached:
             return (last_use <= x) & (x < evict_at)
-        return last_use <= x
+        return (self.now <= last_use) & (last_use <= x)
 
     def _slot(self, node: int, file_id: int) -> int | None:
         column = self.new_slots.get((node, file_id))

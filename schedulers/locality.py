@@ -273,9 +273,9 @@ class Locality(QueueScheduler):
         self.node_of_host = {host: node for node, host in enumerate(self.host_ids)}
         self.m = int(self.host_property("cores"))
         memory_bytes = self.host_property("memory_bytes")
-        self.link_bandwidth = self.host_property("link_bandwidth")
-        load_time = (truncated_load_seconds if self.authors_code else load_seconds)(self.link_bandwidth)
-        self.memory = NodeMemory(len(self.host_ids), memory_bytes, self.link_bandwidth, load_time,
+        bandwidth = self.host_property("link_bandwidth")
+        load_time = (truncated_load_seconds if self.authors_code else load_seconds)(bandwidth)
+        self.memory = NodeMemory(len(self.host_ids), memory_bytes, bandwidth, load_time,
                                  retain_cached=self.file_retention == "memory")
         self.ledger = CoreLedger(len(self.host_ids), self.m)
         storage = {resource["name"]: rid for rid, resource in bs.storage_resources.items()}
@@ -428,7 +428,6 @@ class Locality(QueueScheduler):
         now = self.bs.time()
         new_jobs, self.new_jobs = self.new_jobs, []
         # A category -2 job goes before every planned job: replan.
-        self.memory.expire(now)
         last_time, last_started = self.last_round_started
         if self.replan and last_started and now - last_time < SAME_INSTANT:
             self.split_instants.append(now)

@@ -85,11 +85,13 @@ def test_without_retention_a_file_serves_only_a_start_in_the_second_its_last_use
     memory.end_job(0, "f", "F", now=50)
     assert memory.start_job(0, "g", "F", 1000, now=50, planned_end=150)[0] == LoadCase.IN_MEMORY
     memory.end_job(0, "g", "F", now=60)
-    memory.expire(60)
-    assert memory.files(0) == {"F"}          # still there in the second g ended...
-    memory.expire(61)
-    assert memory.files(0) == set()          # ...gone one second later, the node idle
+    assert FilePlan(memory, now=60).case(0, "F", 60) == LoadCase.IN_MEMORY       # still there in the second g ended...
+    assert FilePlan(memory, now=61).case(0, "F", 61) == LoadCase.NOT_IN_MEMORY   # ...gone one second later
+    # and not counted by EvictionPenalty any more: 1000 B x (2000 / 4000) / 100 B/s = 5 s, then 0.
+    assert list(FilePlan(memory, now=60).eviction_penalty("G", 2000, np.array([60.0]), np.array([0]))) == [5]
+    assert list(FilePlan(memory, now=61).eviction_penalty("G", 2000, np.array([61.0]), np.array([0]))) == [0]
     assert memory.start_job(0, "h", "F", 1000, now=61, planned_end=200)[0] == LoadCase.NOT_IN_MEMORY
+    assert memory.files(0) == {"F"}          # the stale copy was dropped, F loads again
 
 
 def test_without_retention_a_plan_sees_a_file_until_its_last_planned_use_only():
