@@ -316,7 +316,8 @@ def parser():
     sweep = commands.add_parser("sweep", help="a grid of runs from a YAML file (docs/sweeps.md), in parallel on Dask")
     sweep.add_argument("config", help="the sweep's YAML file")
     sweep.add_argument("--out", help="output folder (default out/sweeps/CONFIG_NAME); rerunning resumes")
-    sweep.add_argument("--workers", type=int, help="local Dask worker processes (default: one per CPU)")
+    sweep.add_argument("--workers", type=int, help="local Dask worker processes (default: one per CPU; 0: one run after the other, "
+                                                          "without Dask)")
     sweep.add_argument("--scheduler-address", help="run on an existing Dask cluster, e.g. tcp://10.0.0.1:8786")
     sweep.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -407,9 +408,8 @@ def check_numbers(args):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"--{option.replace('_', '-')}", f"must be a finite number of seconds > 0, got {value}")
     workers = getattr(args, "workers", None)
-    if workers is not None and workers < (0 if args.handler is command_compare else 1):
-        raise InputError("--workers", f"must be {'>= 0' if args.handler is command_compare else '>= 1'}, "
-                                      f"got {workers}")
+    if workers is not None and workers < 0:
+        raise InputError("--workers", f"must be >= 0 (0: one run after the other), got {workers}")
     max_jobs = getattr(args, "max_jobs", None)
     if max_jobs is not None and max_jobs < 1:
         raise InputError("--max-jobs", f"must be at least 1, got {max_jobs}")

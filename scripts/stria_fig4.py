@@ -1,48 +1,36 @@
 """Fig. 4 of paper 000 in the simulator: Lustre throughput vs concurrent write×8 jobs.
 
-For k = 0..15, k write×8 jobs (workloads/stria.py: 80 GiB each, to a
-random volume) are submitted together at t = 0 and scheduled by EASY on
-each Stria platform; the aggregate write throughput is read from
-``out_io.csv`` and averaged over the period when all k jobs run (from the
-last start to the first end). Each k is repeated with several seeds, i.e.
-several random choices of volumes, as the paper's box plot gathers many
-measurements. Prints the table, writes it as CSV and plots it (PNG).
+The runs are a sweep (``scripts/sweeps/stria_fig4.yaml``): for k = 1..15, k
+write×8 jobs (``workloads/stria.py``: 80 GiB each, to a random volume)
+submitted together at t = 0 and scheduled by EASY on each Stria platform,
+each k with several seeds, i.e. several random choices of volumes, as the
+paper's box plot gathers many measurements. This step reads the sweep's
+outputs: the aggregate write throughput of a run, from its ``out_io.csv``,
+averaged over the period when all k jobs run (from the last start to the
+first end). It prints the table, writes it as CSV and plots it (PNG).
 
-    .venv/bin/python scripts/stria_fig4.py [--reps 5] [--platforms literal congested fig4 degrading] [--out out/stria_fig4]
+    .venv/bin/batio sweep scripts/sweeps/stria_fig4.yaml --out out/stria_fig4 --workers 2
+    .venv/bin/python scripts/stria_fig4.py --from-sweep out/stria_fig4
 """
 
 import argparse
-from concurrent.futures import ThreadPoolExecutor
 import csv
-import json
+import logging
 import math
-import os
 from pathlib import Path
 import statistics
+import sys
 
 import matplotlib
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-import numpy as np
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
-from batio.catalog import scheduler_file_and_options
-from batio.engine.run import RunSpec, simulate
-from batio.workloads.stria import GiB, NB_NODES, job_mix
+from batio.workloads.stria import GiB  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-PLATFORMS = {
-    "literal": ROOT / "platforms" / "stria15_lustre.xml",
-    "congested": ROOT / "platforms" / "stria15_lustre_congested.xml",
-    "fig4": ROOT / "platforms" / "stria15_lustre_fig4.xml",            # contention curve: Fig. 4 as printed
-    "degrading": ROOT / "platforms" / "stria15_lustre_degrading.xml",  # the same with a published loss
-}
-SAMPLE_PERIOD = 1.0  # seconds, the engine's default --io-sample-period
-
-
-def concurrent_writers(k, seed):
-    """A workload of k write×8 jobs submitted at t = 0."""
-    jobs, profiles = job_mix(["write8"] * k, np.random.default_rng(seed))
-    return {"nb_res": NB_NODES, "jobs": jobs, "profiles": profiles}
+SAMPLE_PERIOD = 1.0  # seconds, the engine's default --io-sample-period (the sweep's)
+logger = logging.getLogger("stria_fig4")
 
 
 def _rows(path):
@@ -76,17 +64,24 @@ def aggregate_write_rate(prefix):
     return bytes_written(_rows(f"{prefix}_io.csv"), begin, end) / (end - begin)
 
 
-def measure(platform, k, seed, folder):
-    """Aggregate write throughput (B/s) of k concurrent write×8 jobs on platform."""
-    if k == 0:
-        return 0.0
-    folder = Path(folder) / f"{Path(platform).stem}_k{k}_s{seed}"
-    folder.mkdir(parents=True, exist_ok=True)
-    workload = folder / "workload.json"
-    workload.write_text(json.dumps(concurrent_writers(k, seed)))
-    scheduler, options = scheduler_file_and_options("easy")
-    simulate(RunSpec(str(platform), [str(workload)], str(scheduler), str(folder / "out"), options))
-    return aggregate_write_rate(folder / "out")
+def rates_from_sweep(folder):
+    """{platform name: {k: [B/s, one per seed]}} from a sweep of stria_fig4.yaml
+    (workloads labelled ``writers-K``); failed runs are reported and left out."""
+    folder = Path(folder)
+    results = folder / "results.csv"
+    if not results.is_file():
+        raise SystemExit(f"--from-sweep {folder}: no results.csv (run `batio sweep "
+                         f"scripts/sweeps/stria_fig4.yaml --out {folder}` first)")
+    table = pd.read_csv(results, dtype={"error": str})
+    failed = table[table["status"] != "ok"]
+    for _, run in failed.iterrows():
+        logger.warning("run %s failed, left out: %s", run["run_id"], run["error"])
+    rates = {}
+    for _, run in table[table["status"] == "ok"].iterrows():
+        k = int(str(run["workload"]).removeprefix("writers-"))
+        by_k = rates.setdefault(Path(run["platform"]).stem, {})
+        by_k.setdefault(k, []).append(aggregate_write_rate(folder / "runs" / run["run_id"] / "out"))
+    return rates
 
 
 def plot(results, ks, path):
@@ -98,7 +93,7 @@ def plot(results, ks, path):
         for level, what in ((20, "paper: short-term"), (15, "paper: long-term")):
             axis.axhline(level, color="gray", linestyle="--", linewidth=0.8)
             axis.text(ks[0], level + 0.2, what, color="gray", fontsize=8)
-        axis.set_title(f"{PLATFORMS[name].name}")
+        axis.set_title(f"{name}.xml")
         axis.set_xlabel('concurrent "write×8" jobs')
         axis.grid(alpha=0.3)
         axis.legend(loc="center right")
@@ -109,34 +104,30 @@ def plot(results, ks, path):
 
 
 def main():
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=5, help="seeds (volume choices) per k")
-    parser.add_argument("--max-jobs", type=int, default=15)
-    parser.add_argument("--out", default=str(ROOT / "out" / "stria_fig4"))
-    parser.add_argument("--workers", type=int, default=os.cpu_count())
-    parser.add_argument("--platforms", nargs="+", choices=list(PLATFORMS), default=["literal", "congested"])
+    parser.add_argument("--from-sweep", required=True, metavar="DIR",
+                        help="the output folder of `batio sweep scripts/sweeps/stria_fig4.yaml`")
+    parser.add_argument("--out", help="where to write stria_fig4.csv and .png (default: the sweep's folder)")
     args = parser.parse_args()
-    platforms = {name: PLATFORMS[name] for name in args.platforms}
-    out = Path(args.out)
+    out = Path(args.out or args.from_sweep)
     out.mkdir(parents=True, exist_ok=True)
-    ks = list(range(args.max_jobs + 1))
-    cases = [(name, k, seed) for name in platforms for k in ks for seed in range(1, args.reps + 1)]
-    with ThreadPoolExecutor(args.workers) as pool:  # each simulation runs in its own process
-        rates = pool.map(lambda case: measure(PLATFORMS[case[0]], case[1], case[2], out / "runs"), cases)
-        results = {name: {k: [] for k in ks} for name in platforms}
-        for (name, k, _), rate in zip(cases, rates):
-            results[name][k].append(rate)
-
-    header = ["k"] + [f"{name} {stat} (GiB/s)" for name in platforms for stat in ("mean", "min", "max")]
-    table = [[k] + [round(f(results[name][k]) / GiB, 2) for name in platforms for f in (statistics.mean, min, max)]
+    rates = rates_from_sweep(args.from_sweep)
+    if not rates:
+        raise SystemExit(f"--from-sweep {args.from_sweep}: no successful run")
+    for by_k in rates.values():
+        by_k[0] = [0.0]
+    ks = sorted(set.intersection(*(set(by_k) for by_k in rates.values())))
+    header = ["k"] + [f"{name} {stat} (GiB/s)" for name in rates for stat in ("mean", "min", "max")]
+    table = [[k] + [round(f(rates[name][k]) / GiB, 2) for name in rates for f in (statistics.mean, min, max)]
              for k in ks]
     with open(out / "stria_fig4.csv", "w", newline="") as stream:
         csv.writer(stream).writerows([header] + table)
-    print(" | ".join(header))
+    logger.info(" | ".join(header))
     for row in table:
-        print(" | ".join(str(value) for value in row))
-    plot(results, ks, out / "stria_fig4.png")
-    print(f"plot: {out / 'stria_fig4.png'}, table: {out / 'stria_fig4.csv'}")
+        logger.info(" | ".join(str(value) for value in row))
+    plot(rates, ks, out / "stria_fig4.png")
+    logger.info("plot: %s, table: %s", out / "stria_fig4.png", out / "stria_fig4.csv")
 
 
 if __name__ == "__main__":

@@ -175,7 +175,7 @@ def test_unusable_numbers_are_refused_before_any_run(tmp_path, capsys, extra, ex
 
 @pytest.mark.parametrize("command", [
     ["compare", "--platform", "x", "--workload", "y", "--schedulers", "fcfs", "--out", "o", "--workers", "-1"],
-    ["sweep", "config.yaml", "--workers", "0"],
+    ["sweep", "config.yaml", "--workers", "-1"],
     ["run", "--platform", "x", "--workload", "y", "--scheduler", "fcfs", "--out", ""],
     ["parity", "--out", "o", "--max-jobs", "0"],
 ])

@@ -2,7 +2,6 @@
 platforms/stria15_lustre*.xml, scripts/stria_fig4.py)."""
 
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 import importlib.util
 import json
 from pathlib import Path
@@ -10,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from batio.jobio import bytes_moved, storage_labels
-from batio.workloads.stria import GiB, stria_workload
+from batio.sweep import load_config, run_grid
+from batio.workloads.stria import GiB, concurrent_writers, stria_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("stria_fig4", ROOT / "scripts" / "stria_fig4.py")
@@ -71,28 +71,41 @@ def test_profiles_move_k_times_10_gib_to_one_volume(number):
             assert label in {f"ost{n}" for n in range(56)}
 
 
-# -- the platforms, simulated (about 10 s on two cores) -------------------------
-LITERAL, CONGESTED = stria_fig4.PLATFORMS["literal"], stria_fig4.PLATFORMS["congested"]
-CASES = [(LITERAL, 1, 1), (LITERAL, 3, 1), (LITERAL, 3, 2), (LITERAL, 6, 1), (LITERAL, 6, 2),
-         (LITERAL, 15, 1), (LITERAL, 15, 2), (CONGESTED, 1, 1), (CONGESTED, 15, 1)]
+def test_concurrent_writers_are_k_write8_jobs_at_time_0():
+    work = concurrent_writers(4, seed=3)
+    assert len(work["jobs"]) == 4 and {job["subtime"] for job in work["jobs"]} == {0.0}
+    assert {job["app"] for job in work["jobs"]} == {"write8"}
+    assert all(bytes_moved(work["profiles"][job["profile"]], work["profiles"], 1) == (0, 80 * GiB)
+               for job in work["jobs"])
+
+
+# -- the platforms, simulated: a small grid of scripts/sweeps/stria_fig4.yaml (about 20 s) --
+LITERAL, CONGESTED = "stria15_lustre", "stria15_lustre_congested"
 
 
 @pytest.fixture(scope="module")
 def throughput(tmp_path_factory):
-    """(platform, k, seed) -> aggregate write GiB/s of k concurrent write×8 jobs."""
+    """{platform: {k: [GiB/s, one per seed]}}: aggregate write throughput of k
+    concurrent write×8 jobs, for k in 1, 3, 6, 15 and seeds 1, 2, measured by
+    the step script of Fig. 4 on the sweep's outputs."""
     folder = tmp_path_factory.mktemp("stria")
-    with ThreadPoolExecutor(2) as pool:
-        rates = pool.map(lambda case: stria_fig4.measure(*case, folder), CASES)
-        return {case: rate / GiB for case, rate in zip(CASES, rates)}
+    writers = ", ".join(f'{{generator: "batio.workloads.stria:concurrent_writers", args: {{k: {k}}}, '
+                        f'name: writers-{k:02d}}}' for k in (1, 3, 6, 15))
+    config = folder / "fig4.yaml"
+    config.write_text(f"platforms: [{LITERAL}, {CONGESTED}]\nworkloads: [{writers}]\nseeds: 2\n"
+                      "io_slowdown: false\nschedulers: [easy]\n")
+    table, counts, _ = run_grid(load_config(config), folder / "out", workers=2, progress=False)
+    assert (table["status"] == "ok").all(), table["error"]
+    return {platform: {k: [rate / GiB for rate in rates] for k, rates in by_k.items()}
+            for platform, by_k in stria_fig4.rates_from_sweep(folder / "out").items()}
 
 
 def mean_over_seeds(throughput, platform, k):
-    rates = [rate for (p, n, _), rate in throughput.items() if p == platform and n == k]
-    return sum(rates) / len(rates)
+    return sum(throughput[platform][k]) / len(throughput[platform][k])
 
 
 def test_a_write8_job_alone_writes_at_4_gib_per_s(throughput):
-    assert throughput[(LITERAL, 1, 1)] == pytest.approx(4.0, rel=0.02)
+    assert throughput[LITERAL][1] == pytest.approx([4.0, 4.0], rel=0.02)
 
 
 def test_throughput_is_concave_in_concurrent_writers_and_levels_at_15(throughput):
@@ -105,5 +118,5 @@ def test_throughput_is_concave_in_concurrent_writers_and_levels_at_15(throughput
 
 
 def test_congested_platform_sustains_2_6_gib_per_s_at_any_load(throughput):
-    assert throughput[(CONGESTED, 1, 1)] == pytest.approx(2.6, rel=0.02)
-    assert throughput[(CONGESTED, 15, 1)] == pytest.approx(2.6, rel=0.02)
+    assert throughput[CONGESTED][1] == pytest.approx([2.6, 2.6], rel=0.02)
+    assert throughput[CONGESTED][15] == pytest.approx([2.6, 2.6], rel=0.02)

@@ -94,6 +94,13 @@ def stria_workload(number, seed=1, wave_interval=0.0):
     return {"nb_res": NB_NODES, "jobs": jobs, "profiles": dict(sorted(profiles.items()))}
 
 
+def concurrent_writers(k, seed=1):
+    """``k`` write×8 jobs submitted together at t = 0, each to a random volume
+    (Fig. 4 of paper 000: the file system's throughput against concurrent writers)."""
+    jobs, profiles = job_mix(["write8"] * k, np.random.default_rng(seed))
+    return {"nb_res": NB_NODES, "jobs": jobs, "profiles": profiles}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workload", type=int, choices=sorted(WAVES), required=True)
