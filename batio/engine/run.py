@@ -82,13 +82,13 @@ def file_digest(path):
 
 
 def load_scheduler(path, options):
-    """Instantiate a pybatsim scheduler from its file, as `pybatsim FILE` does."""
-    from batsim.tools.launcher import instanciate_scheduler
+    """Instantiate a pybatsim scheduler from its file, as `pybatsim FILE` does,
+    under the file's one module name (batio.launcher)."""
+    from batio import launcher
     try:
-        return instanciate_scheduler(str(path), options=options)
-    except SystemExit:
-        raise InputError(path, "no scheduler class in this file (pybatsim expects a class named after the "
-                               "file, e.g. easyBackfill.py -> EasyBackfill)") from None
+        return launcher.instantiate(path, options)
+    except SystemExit as exit:
+        raise SchedulerError(f"scheduler {Path(path).name} called sys.exit({exit.code}) while starting") from None
     except BatioError:
         raise
     except Exception as error:
