@@ -58,6 +58,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from batio.errors import InvalidValue
 from batio.metrics import read_jobs
 
 
@@ -85,14 +86,14 @@ class AloneModel:
             return 0.0, float(profile["delay"])
         if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
             if profile.get("com", 0):
-                raise ValueError("communication between nodes is not modelled alone")
+                raise InvalidValue("communication between nodes is not modelled alone")
             cpu = float(profile["cpu"]) / (nodes if kind == "parallel_homogeneous_total" else 1)
             return 0.0, cpu / self.node_speed
         if kind == "parallel_homogeneous_pfs":
             read = nodes * float(profile.get("bytes_to_read", 0)) / min(nodes * self.node_bw, self.read_bw)
             write = nodes * float(profile.get("bytes_to_write", 0)) / min(nodes * self.node_bw, self.write_bw)
             return max(read, write), 0.0
-        raise ValueError(f"profile type {kind!r} has no alone time here")
+        raise InvalidValue(f"profile type {kind!r} has no alone time here")
 
 
 THETA_QUARTER = AloneModel(node_speed=2.66e12, node_bw=12.5e9, read_bw=60e9, write_bw=43e9)

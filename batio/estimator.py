@@ -84,13 +84,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from batio.errors import InvalidValue
 from batio.jobio import bytes_moved
 
 MODES = ("pretrained", "untrained")
 DEFAULT_DECAY = 0.8
 
 
-class EstimatorError(ValueError):
+class EstimatorError(InvalidValue):
     """Bad estimator input: a history, an ``app`` field, a mode."""
 
 

@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from batio.catalog import workload_path
-from batio.errors import BatioError, InputError
+from batio.errors import BatioError, InputError, InvalidValue
 from batio.iodemand import command_of, demand_of
 
 log = logging.getLogger(__name__)
@@ -194,11 +194,11 @@ class CommandMatcher:
                  top_k: int = DEFAULT_TOP_K, similarity_floor: float = DEFAULT_SIMILARITY_FLOOR,
                  embedder: Embedder | None = None, history_sha256: str | None = None):
         if backend not in BACKENDS:
-            raise ValueError(f"matcher backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+            raise InvalidValue(f"matcher backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+            raise InvalidValue(f"top_k must be an integer >= 1, got {top_k!r}")
         if not -1.0 <= similarity_floor <= 1.0:
-            raise ValueError(f"similarity_floor must be a cosine in [-1, 1], got {similarity_floor!r}")
+            raise InvalidValue(f"similarity_floor must be a cosine in [-1, 1], got {similarity_floor!r}")
         self.history = list(history)
         self.top_k = top_k
         self.similarity_floor = float(similarity_floor)
@@ -250,7 +250,7 @@ class CommandMatcher:
     def match(self, command: str, nodes: int) -> HistoryJob | None:
         """The historical job whose demand stands for a new job's, or None."""
         if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-            raise ValueError(f"nodes must be an integer >= 1, got {nodes!r}")
+            raise InvalidValue(f"nodes must be an integer >= 1, got {nodes!r}")
         similar = self._similar_commands(normalised(command))
         candidates = [_Candidate(similarity, position, self.history[position])
                       for similarity, similar_command in similar
@@ -296,7 +296,7 @@ class CommandMatcher:
     def _embed(self, commands: list[str]) -> np.ndarray:
         vectors = np.asarray(self._embedder.encode(commands), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(commands):
-            raise ValueError(f"embedder {self._embedder.name!r} returned shape {vectors.shape} "
+            raise InvalidValue(f"embedder {self._embedder.name!r} returned shape {vectors.shape} "
                              f"for {len(commands)} command lines")
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms > 0, norms, 1.0)

@@ -20,8 +20,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from batio.errors import InvalidValue
 
-class OptionError(ValueError):
+
+class OptionError(InvalidValue):
     """An option the scheduler does not accept."""
 
 
