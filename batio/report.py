@@ -18,7 +18,8 @@ import shutil
 import pandas as pd
 
 from batio import __version__, metrics, plots
-from batio.sweep import METRICS, job_io_slowdowns, slug
+from batio.metrics import METRICS, job_io_slowdowns
+from batio.names import slug
 
 GROUP_KEYS = ["platform", "workload", "engine"]
 # metric -> (heading, how a value is shown)
