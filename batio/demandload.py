@@ -38,8 +38,8 @@ dropped past exceeds half of it); the array grows geometrically.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
 import math
-from typing import Hashable
 
 import numpy as np
 

@@ -50,9 +50,9 @@ Run metric
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -104,11 +104,10 @@ def workload_jobs(workload: dict | str | Path, model: AloneModel = THETA_QUARTER
     """One row per workload job (index: job id as in ``_jobs.csv``): its
     size, io_intensity (GB/s, NaN without the fields), I/O class, and
     transfer, fixed and total time alone."""
-    if not isinstance(workload, dict):
-        workload = json.loads(Path(workload).read_text())
-    profiles = workload["profiles"]
+    data = workload if isinstance(workload, dict) else json.loads(Path(workload).read_text())
+    profiles = data["profiles"]
     rows = []
-    for job in workload["jobs"]:
+    for job in data["jobs"]:
         transfer, fixed = model.phase_times(profiles[job["profile"]], profiles, job["res"])
         share, bw = job.get("io_walltime_share"), job.get("average_bw")
         rows.append({"job_id": str(job["id"]), "res": job["res"],

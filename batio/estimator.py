@@ -75,11 +75,12 @@ the job it ran, its bytes, and the platform, for the record.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from batio.errors import InvalidValue
 from batio.jobio import bytes_moved
@@ -144,7 +145,7 @@ class Estimator:
             self.record(key, estimate.rate, estimate.runtime)
 
     @classmethod
-    def from_options(cls, mode: str, history: Any = None, decay: float = DEFAULT_DECAY) -> "Estimator":
+    def from_options(cls, mode: str, history: Any = None, decay: float = DEFAULT_DECAY) -> Estimator:
         """The estimator of mode ``"pretrained"`` (``history``: a history file
         path or mapping, required) or ``"untrained"`` (no history)."""
         if mode == "pretrained":

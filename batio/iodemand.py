@@ -53,10 +53,10 @@ plans with, at a sixth of the cost of c = 1.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -170,7 +170,7 @@ def _chunk(profiles, seconds, rate, nodes, read, storage, transfer_seconds) -> s
 
 
 def phase_profiles(name: str, demand: np.ndarray, nodes: int, *, node_bandwidth: float,
-                   storage_bandwidth: float, latency: float = 0.0, reads: Sequence[bool] | None = None,
+                   storage_bandwidth: float, latency: float = 0.0, reads: Sequence[bool] | np.ndarray | None = None,
                    chunk_seconds: int = DEFAULT_CHUNK_SECONDS, storage: str = "pfs") -> dict[str, dict]:
     """The Batsim profiles that make a job of ``nodes`` hosts move ``demand``
     (D, bytes/s per second) through the storage link over time; the top one

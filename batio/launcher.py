@@ -37,7 +37,7 @@ FILE_PACKAGE = "batio.scheduler_files"  # not a real package: a prefix that no i
 
 
 def batio_schedulers_folder():
-    return Path(importlib.import_module(BATIO_PACKAGE).__file__).resolve().parent
+    return Path(str(importlib.import_module(BATIO_PACKAGE).__file__)).resolve().parent
 
 
 def pybatsim_schedulers_folder():
@@ -87,6 +87,8 @@ def _pybatsim_package():
     if package is None:
         spec = importlib.util.spec_from_file_location(PYBATSIM_PACKAGE, folder / "__init__.py",
                                                       submodule_search_locations=[str(folder)])
+        if spec is None or spec.loader is None:
+            raise InputError(folder, "pybatsim's bundled schedulers are missing (is pybatsim 3.2.1 installed?)")
         package = importlib.util.module_from_spec(spec)
         sys.modules[PYBATSIM_PACKAGE] = package
         try:
@@ -102,7 +104,7 @@ def _pybatsim_package():
 
 def _load_file(name, path):
     spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None:
+    if spec is None or spec.loader is None:
         raise InputError(path, "not a Python file that can be imported")
     module = importlib.util.module_from_spec(spec)
     neighbours = [str(path.parent), str(path.parent.parent)]

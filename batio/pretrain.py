@@ -9,12 +9,12 @@ the engine that runs them.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 import csv
 import json
+from pathlib import Path
 import sys
 import tempfile
-from pathlib import Path
-from typing import Sequence
 
 from batio.catalog import platform_path, scheduler_file_and_options, workload_path
 from batio.engine.run import RunSpec, simulate
@@ -35,7 +35,7 @@ def pretrain(platform: str, workloads: Sequence[str], out: str | None = None,
     """
     platform_file = platform_path(platform)
     scheduler_file, options = scheduler_file_and_options(scheduler)
-    apps = {}
+    apps: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="batio-pretrain-") as scratch:
         for index, name in enumerate(workloads):
             workload = json.loads(workload_path(name).read_text())

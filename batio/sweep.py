@@ -258,7 +258,8 @@ def _policies(entry, base, source, where):
             raise InputError(source, f"expected a mapping, got {value!r}", field=f"{where}.{key}")
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
-            raise InputError(source, f"expected a non-empty list of values, got {values!r}", field=f"{where}.grid.{key}")
+            raise InputError(source, f"expected a non-empty list of values, got {values!r}",
+                             field=f"{where}.grid.{key}")
     scheduler = name if is_batsched(name) else _as_input_path(name, base, ".py")
     label = str(entry.get("label") or (name if is_batsched(name) else Path(name).stem))
     combinations = [{}]
@@ -596,6 +597,7 @@ def _worker_is_daemonic():
 def dask_client(workers=None, scheduler_address=None):
     """A Dask client on an existing cluster, or on a LocalCluster of ``workers`` processes."""
     import logging
+
     import dask
     from dask.distributed import Client, LocalCluster
     cluster = None

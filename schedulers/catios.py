@@ -88,12 +88,12 @@ the ``bandwidth`` property of the platform's storage host, as
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 import logging
 import math
-from typing import Mapping
 
-import numpy as np
 from batsim.batsim import Job
+import numpy as np
 
 from batio.demandload import DemandLoad, clip
 from batio.iodemand import command_of, demand_of

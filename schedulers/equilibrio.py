@@ -103,12 +103,12 @@ intensity in [0, 1], default 0.5, the poster's choice), ``knowledge`` ([0,
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 import hashlib
 import math
-from typing import Iterable, Mapping, Sequence
 
-import numpy as np
 from batsim.batsim import Job
+import numpy as np
 
 from batio.errors import InvalidValue
 from batio.options import Option, parse_options

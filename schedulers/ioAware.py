@@ -60,8 +60,8 @@ Options (pybatsim ``-o`` JSON), besides Backfill's ``backfill_max`` and ``order`
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 import logging
-from typing import Mapping
 
 from batsim.batsim import Job
 from procset import ProcSet
