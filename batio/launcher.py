@@ -29,7 +29,7 @@ from pathlib import Path
 import sys
 import types
 
-from batio.errors import InputError
+from batio.errors import BatioError, InputError
 
 BATIO_PACKAGE = "batio.schedulers"
 PYBATSIM_PACKAGE = "schedulers"
@@ -157,9 +157,14 @@ def main(argv=None):
     logging.basicConfig(format="[pybatsim - %(asctime)s - %(name)s - %(levelname)s] %(message)s",
                         level=args.verbosity.upper())
     options = json.loads(args.options)
+    try:
+        scheduler = instantiate(args.scheduler, options)
+    except BatioError as error:
+        # One line, named as Python names errors: batio's socket mode finds it in this process's output.
+        print(f"{type(error).__name__}: {error}", file=sys.stderr)
+        return 2
     from batsim.tools.launcher import launch_scheduler
-    return launch_scheduler(instantiate(args.scheduler, options), args.socket_endpoint, None, options,
-                            args.timeout, protect=False)
+    return launch_scheduler(scheduler, args.socket_endpoint, None, options, args.timeout, protect=False)
 
 
 if __name__ == "__main__":

@@ -102,3 +102,18 @@ def test_socket_mode_loads_the_file_through_batio_launcher(tmp_path, capsys):
             == (tmp_path / "socket" / "out_jobs.csv").read_text())
     log = (tmp_path / "socket" / "out_scheduler.log").read_text()
     assert "Scheduler: Backfill" in log, log
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("inprocess", "batio: error: {path}: no scheduler class in this file (pybatsim expects a class named after "
+                  "the file: MySched)"),
+    ("socket", "batio: error: scheduler mySched.py failed: InputError: {path}: no scheduler class in this file "
+               "(pybatsim expects a class named after the file: MySched)"),
+])
+def test_a_file_without_its_class_is_one_line_in_both_modes(tmp_path, capsys, mode, expected):
+    path = tmp_path / "mySched.py"
+    path.write_text("class Other:\n    pass\n")
+    code = main(["run", "--platform", str(TINY), "--workload", str(three_delay_jobs(tmp_path)), "--scheduler",
+                 str(path), "--mode", mode, "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(expected.format(path=path)) and len(err.strip().splitlines()) == 1, err
