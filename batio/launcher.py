@@ -144,6 +144,13 @@ def instantiate(path, options):
     return scheduler
 
 
+def _json_options(text):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError("--options", f"not JSON: {error}") from None
+
+
 def main(argv=None):
     """``pybatsim FILE -s ENDPOINT -o OPTIONS [-t TIMEOUT] [-v LEVEL]``, loading FILE by ``instantiate``."""
     parser = argparse.ArgumentParser(prog="python -m batio.launcher", description=main.__doc__)
@@ -156,8 +163,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     logging.basicConfig(format="[pybatsim - %(asctime)s - %(name)s - %(levelname)s] %(message)s",
                         level=args.verbosity.upper())
-    options = json.loads(args.options)
     try:
+        options = _json_options(args.options)
         scheduler = instantiate(args.scheduler, options)
     except BatioError as error:
         # One line, named as Python names errors: batio's socket mode finds it in this process's output.
