@@ -18,6 +18,7 @@ import tempfile
 
 from batio.catalog import platform_path, scheduler_file_and_options, workload_path
 from batio.engine.run import RunSpec, simulate
+from batio.errors import BatioError
 from batio.estimator import EstimatorError, similarity_key
 from batio.jobio import bytes_moved
 
@@ -86,7 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="repeat for several workloads (named w0, w1, ... as in batio run)")
     parser.add_argument("--out", required=True, help="history JSON file to write")
     args = parser.parse_args(argv)
-    history = pretrain(args.platform, args.workload, args.out)
+    try:
+        history = pretrain(args.platform, args.workload, args.out)
+    except BatioError as error:
+        print(f"python -m batio.pretrain: error: {error}", file=sys.stderr)
+        return 2
     for key, values in history["apps"].items():
         print(f"{key}: {values['rate'] / 2**30:.4f} GiB/s over {values['runtime']:.3f} s")
     return 0
