@@ -112,6 +112,7 @@ def probe_workload(points, direction="write"):
 def simulate_curve(points, value, workdir, direction="write"):
     """{clients: aggregate bytes/s the engine gives k concurrent clients}."""
     import pandas as pd
+
     from batio import catalog
     from batio.engine.run import RunSpec, simulate
     workdir = Path(workdir)

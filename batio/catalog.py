@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from batio.errors import InputError
+from batio.launcher import pybatsim_schedulers_folder
 
 # batsched's C++ schedulers, named batsched:VARIANT: run by a `batsched`
 # binary against real Batsim, never on the embedded engine.
@@ -93,8 +94,7 @@ def bundled_workloads():
 def pybatsim_schedulers():
     """pybatsim's bundled schedulers: its modules that define a class named
     after the file, as its launcher requires."""
-    import batsim
-    folder = Path(batsim.__file__).resolve().parent.parent / "schedulers"
+    folder = pybatsim_schedulers_folder()
     return {path.stem: path for path in folder.glob("*.py")
             if f"class {path.stem[0].upper()}{path.stem[1:]}" in path.read_text()}
 

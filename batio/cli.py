@@ -158,7 +158,7 @@ def _runs_outcome(table, counts, out, report_path):
 
 
 def command_compare(args):
-    from batio.compare import comparison_grid, compare
+    from batio.compare import compare, comparison_grid
     make_folder(args.out)
     run_options = {"mode": args.mode, "io_sample_period": args.io_sample_period}
     run_options.update({key: value for key, value in (("timeout", args.timeout), ("max_idle", args.max_idle))

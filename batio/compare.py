@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 
 from batio import catalog
-from batio.errors import InputError
 from batio.catalog import is_batsched
+from batio.errors import InputError
 from batio.sweep import Grid, Policy, WorkloadSource, check_grid, is_generator, load_generator, run_grid
 
 

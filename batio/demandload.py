@@ -38,10 +38,12 @@ dropped past exceeds half of it); the array grows geometrically.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
 import math
-from typing import Hashable
 
 import numpy as np
+
+from batio.errors import InvalidValue
 
 _TOLERANCE = 1e-9  # relative: add then remove may leave rounding residue in a bin
 
@@ -167,7 +169,7 @@ class DemandLoad:
     def _index(self, t: float) -> int:
         index = math.floor(t) - self._base
         if index < self._head:
-            raise ValueError(f"time {t} is before the load's origin {self.origin}")
+            raise InvalidValue(f"time {t} is before the load's origin {self.origin}")
         return index
 
     def _compact(self) -> None:

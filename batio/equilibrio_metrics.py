@@ -50,14 +50,15 @@ Run metric
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from batio.errors import InvalidValue
 from batio.metrics import read_jobs
 
 
@@ -85,14 +86,14 @@ class AloneModel:
             return 0.0, float(profile["delay"])
         if kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
             if profile.get("com", 0):
-                raise ValueError("communication between nodes is not modelled alone")
+                raise InvalidValue("communication between nodes is not modelled alone")
             cpu = float(profile["cpu"]) / (nodes if kind == "parallel_homogeneous_total" else 1)
             return 0.0, cpu / self.node_speed
         if kind == "parallel_homogeneous_pfs":
             read = nodes * float(profile.get("bytes_to_read", 0)) / min(nodes * self.node_bw, self.read_bw)
             write = nodes * float(profile.get("bytes_to_write", 0)) / min(nodes * self.node_bw, self.write_bw)
             return max(read, write), 0.0
-        raise ValueError(f"profile type {kind!r} has no alone time here")
+        raise InvalidValue(f"profile type {kind!r} has no alone time here")
 
 
 THETA_QUARTER = AloneModel(node_speed=2.66e12, node_bw=12.5e9, read_bw=60e9, write_bw=43e9)
@@ -103,11 +104,10 @@ def workload_jobs(workload: dict | str | Path, model: AloneModel = THETA_QUARTER
     """One row per workload job (index: job id as in ``_jobs.csv``): its
     size, io_intensity (GB/s, NaN without the fields), I/O class, and
     transfer, fixed and total time alone."""
-    if not isinstance(workload, dict):
-        workload = json.loads(Path(workload).read_text())
-    profiles = workload["profiles"]
+    data = workload if isinstance(workload, dict) else json.loads(Path(workload).read_text())
+    profiles = data["profiles"]
     rows = []
-    for job in workload["jobs"]:
+    for job in data["jobs"]:
         transfer, fixed = model.phase_times(profiles[job["profile"]], profiles, job["res"])
         share, bw = job.get("io_walltime_share"), job.get("average_bw")
         rows.append({"job_id": str(job["id"]), "res": job["res"],

@@ -41,6 +41,12 @@ class InputError(BatioError):
         self.field = field
 
 
+class InvalidValue(BatioError, ValueError):
+    """A value a function does not accept (a scheduler option, a job's I/O
+    demand, a history), reported with its message; a ValueError too, so that
+    code checking values keeps catching it."""
+
+
 class SchedulerError(BatioError):
     """The scheduler crashed, stalled, or broke Batsim's protocol."""
 

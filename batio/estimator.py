@@ -61,36 +61,35 @@ when the job has none).
 the job running alone (Section VI: "pre-trained by running jobs in
 isolation"), weighted like one completed job. The alone values come from a
 history file (or the same mapping inline), which
-``python -m batio.estimator --platform P --workload W --out history.json``
+``python -m batio.pretrain --platform P --workload W --out history.json``
 writes by running, through the embedded engine, the first job of each type
-of the workload alone on the platform (``pretrain``). A job type missing from
+of the workload alone on the platform (``batio.pretrain``). A job type missing from
 the history is estimated as in ``untrained``.
 
 History file (JSON; rates in bytes/s, runtimes in s)::
 
     {"apps": {"write8": {"rate": 1.2e9, "runtime": 70.0}, "sleep": {"rate": 0, "runtime": 600}}}
 
-The inline form may omit the ``"apps"`` level. ``pretrain`` adds, per app,
+The inline form may omit the ``"apps"`` level. ``batio.pretrain`` adds, per app,
 the job it ran, its bytes, and the platform, for the record.
 """
 from __future__ import annotations
 
-import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass
 import json
 import math
-import sys
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from batio.errors import InvalidValue
 from batio.jobio import bytes_moved
 
 MODES = ("pretrained", "untrained")
 DEFAULT_DECAY = 0.8
 
 
-class EstimatorError(ValueError):
+class EstimatorError(InvalidValue):
     """Bad estimator input: a history, an ``app`` field, a mode."""
 
 
@@ -146,13 +145,13 @@ class Estimator:
             self.record(key, estimate.rate, estimate.runtime)
 
     @classmethod
-    def from_options(cls, mode: str, history: Any = None, decay: float = DEFAULT_DECAY) -> "Estimator":
+    def from_options(cls, mode: str, history: Any = None, decay: float = DEFAULT_DECAY) -> Estimator:
         """The estimator of mode ``"pretrained"`` (``history``: a history file
         path or mapping, required) or ``"untrained"`` (no history)."""
         if mode == "pretrained":
             if history is None:
                 raise EstimatorError("estimator 'pretrained' needs a history: the option 'history' gives "
-                                     "a history file (write one with python -m batio.estimator) or "
+                                     "a history file (write one with python -m batio.pretrain) or "
                                      "{app: {\"rate\": bytes/s, \"runtime\": s}}")
             return cls(decay, load_history(history))
         if mode == "untrained":
@@ -236,81 +235,3 @@ def load_history(source: Any) -> dict[str, Estimate]:
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def pretrain(platform: str, workloads: Sequence[str], out: str | None = None,
-             scheduler: str = "fcfs") -> dict:
-    """Run the first job of each job type of ``workloads`` alone on
-    ``platform`` through the embedded engine; return (and write to ``out``)
-    the history ``{"apps": {key: {"rate", "runtime", "bytes", "job"}}, ...}``.
-
-    Keys are those the schedulers use (``similarity_key``; workloads are
-    named ``w0``, ``w1``... in the order given, as in ``batio run``). Each run
-    is a one-job workload holding that job at time 0 with every profile of
-    its workload; ``scheduler`` (a batio scheduler name) starts it.
-    """
-    from batio.catalog import platform_path, scheduler_file_and_options, workload_path
-    from batio.engine.run import RunSpec, simulate
-
-    platform_file = platform_path(platform)
-    scheduler_file, options = scheduler_file_and_options(scheduler)
-    apps = {}
-    with tempfile.TemporaryDirectory(prefix="batio-pretrain-") as scratch:
-        for index, name in enumerate(workloads):
-            workload = json.loads(workload_path(name).read_text())
-            profiles = workload["profiles"]
-            for raw in workload["jobs"]:
-                key = similarity_key(raw, f"w{index}", raw["profile"])
-                if key in apps:
-                    continue
-                alone = dict(raw, subtime=0.0)
-                run_dir = Path(scratch) / f"run{len(apps)}"
-                run_dir.mkdir()
-                single = run_dir / "alone.json"
-                single.write_text(json.dumps({"nb_res": workload["nb_res"], "jobs": [alone],
-                                              "profiles": profiles}))
-                simulate(RunSpec(str(platform_file), [str(single)], str(scheduler_file),
-                                 str(run_dir / "out"), options=options))
-                row = _only_row(run_dir / "out_jobs.csv")
-                if row["final_state"] != "COMPLETED_SUCCESSFULLY":
-                    raise EstimatorError(f"pretraining {key}: job {raw['id']} of {name} ended "
-                                         f"{row['final_state']} when run alone")
-                runtime = float(row["execution_time"])
-                read, written = bytes_moved(profiles[raw["profile"]], profiles, raw["res"])
-                apps[key] = {"rate": (read + written) / runtime if runtime > 0 else 0.0,
-                             "runtime": runtime, "bytes": read + written,
-                             "job": f"w{index}!{raw['id']}"}
-    history = {"apps": apps, "platform": str(platform), "workloads": [str(w) for w in workloads],
-               "how": "each job type's first job run alone (batio.estimator.pretrain)"}
-    if out is not None:
-        Path(out).write_text(json.dumps(history, indent=1) + "\n")
-    return history
-
-
-def _only_row(path: Path) -> dict:
-    import csv
-    with open(path, newline="") as stream:
-        rows = list(csv.DictReader(stream))
-    if len(rows) != 1:
-        raise EstimatorError(f"{path}: expected one job, found {len(rows)}")
-    return rows[0]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m batio.estimator",
-        description="Write a history file for estimator 'pretrained': each job type of the workloads "
-                    "run alone on the platform through the embedded engine.")
-    parser.add_argument("--platform", required=True)
-    parser.add_argument("--workload", action="append", required=True,
-                        help="repeat for several workloads (named w0, w1, ... as in batio run)")
-    parser.add_argument("--out", required=True, help="history JSON file to write")
-    args = parser.parse_args(argv)
-    history = pretrain(args.platform, args.workload, args.out)
-    for key, values in history["apps"].items():
-        print(f"{key}: {values['rate'] / 2**30:.4f} GiB/s over {values['runtime']:.3f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -53,14 +53,14 @@ plans with, at a sixth of the cost of c = 1.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from batio.errors import InputError
+from batio.errors import InputError, InvalidValue
 
 DEMAND_FIELD = "io_demand"
 COMMAND_FIELD = "command"
@@ -161,7 +161,7 @@ def _chunk(profiles, seconds, rate, nodes, read, storage, transfer_seconds) -> s
                                         "storage": storage})
     idle = seconds - transfer_seconds(total)
     if idle < -1e-9:
-        raise ValueError(f"a demand of {rate:.4g} B/s on {nodes} node(s) takes {transfer_seconds(total):.4g} s "
+        raise InvalidValue(f"a demand of {rate:.4g} B/s on {nodes} node(s) takes {transfer_seconds(total):.4g} s "
                          f"per chunk of {seconds} s even alone: above what the platform gives the job")
     if idle <= 1e-9:
         return transfer
@@ -170,7 +170,7 @@ def _chunk(profiles, seconds, rate, nodes, read, storage, transfer_seconds) -> s
 
 
 def phase_profiles(name: str, demand: np.ndarray, nodes: int, *, node_bandwidth: float,
-                   storage_bandwidth: float, latency: float = 0.0, reads: Sequence[bool] | None = None,
+                   storage_bandwidth: float, latency: float = 0.0, reads: Sequence[bool] | np.ndarray | None = None,
                    chunk_seconds: int = DEFAULT_CHUNK_SECONDS, storage: str = "pfs") -> dict[str, dict]:
     """The Batsim profiles that make a job of ``nodes`` hosts move ``demand``
     (D, bytes/s per second) through the storage link over time; the top one
@@ -183,13 +183,13 @@ def phase_profiles(name: str, demand: np.ndarray, nodes: int, *, node_bandwidth:
     """
     demand = np.asarray(demand, dtype=float)
     if demand.ndim != 1 or demand.size == 0 or np.any(demand < 0) or not np.all(np.isfinite(demand)):
-        raise ValueError(f"{name}: the demand must be a non-empty sequence of finite values >= 0")
+        raise InvalidValue(f"{name}: the demand must be a non-empty sequence of finite values >= 0")
     if int(chunk_seconds) != chunk_seconds or chunk_seconds < 1:
-        raise ValueError(f"{name}: chunk_seconds must be a positive integer, got {chunk_seconds!r}")
+        raise InvalidValue(f"{name}: chunk_seconds must be a positive integer, got {chunk_seconds!r}")
     rate_alone = alone_rate(nodes, node_bandwidth, storage_bandwidth)
     reads = np.zeros(demand.size, bool) if reads is None else np.asarray(reads, bool)
     if reads.shape != demand.shape:
-        raise ValueError(f"{name}: reads must give one direction per second of the demand")
+        raise InvalidValue(f"{name}: reads must give one direction per second of the demand")
 
     def transfer_seconds(total_bytes):
         return total_bytes / rate_alone + latency

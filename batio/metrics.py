@@ -21,6 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
+# The columns of a comparison's or a sweep's results, per run (summarize, and the I/O slowdown).
+METRICS = ("jobs", "succeeded", "makespan", "mean_wait", "max_wait", "mean_slowdown", "max_slowdown",
+           "utilisation", "bytes_moved", "mean_io_slowdown", "max_io_slowdown")
+
 
 # Batsim leaves these empty for a rejected job; job ids and metadata keep
 # their text as written (an id "NA" stays "NA").
@@ -91,3 +95,18 @@ def format_summary(summary):
     ]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"  {name:<{width}}  {value}" for name, value in rows)
+
+
+def job_io_slowdowns(prefix, reference_prefix):
+    """Per job: its execution time in the run over its execution time alone on
+    the machine (the reference run), for jobs that succeeded in both. Compute
+    is never shared between jobs (unless --enable-compute-sharing), so what
+    slows a job down is the links and storage it shares: its I/O."""
+    run, alone = read_jobs(prefix), read_jobs(reference_prefix)
+    keys = ["workload_name", "job_id"]
+    run = run[run["final_state"] == "COMPLETED_SUCCESSFULLY"].astype({"job_id": str})
+    alone = alone[alone["final_state"] == "COMPLETED_SUCCESSFULLY"].astype({"job_id": str})
+    both = run.merge(alone[keys + ["execution_time"]], on=keys, suffixes=("", "_alone"))
+    both = both[both["execution_time_alone"] > 0]
+    return pd.Series((both["execution_time"] / both["execution_time_alone"]).to_numpy(),
+                     index=both["job_id"].to_numpy(), name="io_slowdown")

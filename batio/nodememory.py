@@ -48,10 +48,10 @@ always be given m distinct cores (interval graphs are perfect).
 """
 from __future__ import annotations
 
-import math
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Hashable
+import math
 
 import numpy as np
 
@@ -101,13 +101,20 @@ class Slots:
 
     FIELDS = (("file", -1), ("size", 0.0), ("load_start", math.inf), ("ready", math.inf),
               ("last_use", -math.inf), ("evict_at", math.inf))
+    # The arrays FIELDS names, set by __init__ and free_column.
+    file: np.ndarray
+    size: np.ndarray
+    load_start: np.ndarray
+    ready: np.ndarray
+    last_use: np.ndarray
+    evict_at: np.ndarray
 
     def __init__(self, nb_nodes: int, width: int):
         for name, fill in self.FIELDS:
             setattr(self, name, np.full((nb_nodes, width), fill, dtype=np.int64 if name == "file" else float))
         self.row_bytes = np.zeros(nb_nodes)   # sum of sizes per node, bounds EvictionPenalty
 
-    def copy(self) -> "Slots":
+    def copy(self) -> Slots:
         twin = Slots.__new__(Slots)
         for name, _ in self.FIELDS:
             setattr(twin, name, getattr(self, name).copy())
@@ -248,7 +255,7 @@ class CoreLedger:
 
     def busy_nodes(self) -> np.ndarray:
         """Nodes running at least one started job (Algorithm 5's load)."""
-        return (self.held > -math.inf).any(axis=1)
+        return np.asarray((self.held > -math.inf).any(axis=1))
 
     def availability(self, now: float) -> np.ndarray:
         """Each core's next availability seen at ``now``, sorted per node; a

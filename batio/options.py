@@ -16,12 +16,15 @@ instead of silently running with a default.
 """
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+import json
+from typing import Any
+
+from batio.errors import InvalidValue
 
 
-class OptionError(ValueError):
+class OptionError(InvalidValue):
     """An option the scheduler does not accept."""
 
 
@@ -32,7 +35,7 @@ _REJECTED = object()
 class Option:
     """One option: its type, its default, and what values are allowed."""
 
-    kind: type
+    kind: type[Any]
     default: Any
     minimum: float | None = None
     maximum: float | None = None

@@ -161,8 +161,8 @@ def batsim_version():
 
 
 MARKDOWN_COLUMNS = ["policy", "workload", "jobs_batsim", "decisions_differ", "jobs_off", "worst_deviation_s",
-                    "worst_relative", "self_decisions_differ", "self_jobs_off", "self_worst_s", "makespan_embedded", "makespan_batsim",
-                    "wall_embedded_s", "wall_batsim_s", "error"]
+                    "worst_relative", "self_decisions_differ", "self_jobs_off", "self_worst_s", "makespan_embedded",
+                    "makespan_batsim", "wall_embedded_s", "wall_batsim_s", "error"]
 
 
 COUNT_COLUMNS = {"jobs_batsim", "decisions_differ", "jobs_off", "self_decisions_differ", "self_jobs_off"}

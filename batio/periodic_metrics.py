@@ -44,6 +44,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from batio.errors import InvalidValue
+
 METADATA = ["iterations", "compute_time", "io_volume", "io_time", "period", "alone_time", "avg_bandwidth",
             "io_share", "io_kind"]
 
@@ -64,7 +66,7 @@ def load_jobs(prefix, workload) -> pd.DataFrame:
     jobs = jobs.merge(fields, on="job_id", how="left", validate="one_to_one")
     missing = jobs["alone_time"].isna()
     if missing.any():
-        raise ValueError(f"{prefix}: jobs {list(jobs.loc[missing, 'job_id'])} have no 'alone_time' "
+        raise InvalidValue(f"{prefix}: jobs {list(jobs.loc[missing, 'job_id'])} have no 'alone_time' "
                          "metadata: not a periodic workload (workloads/periodic.py)")
     jobs = jobs[jobs["final_state"] != "REJECTED"].copy()
     jobs["start"] = jobs["starting_time"].astype(float)

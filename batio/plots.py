@@ -14,11 +14,11 @@ display, so figures can be drawn from any thread or worker.
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
+import numpy as np
+import pandas as pd
 
 from batio import metrics
 

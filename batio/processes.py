@@ -7,7 +7,8 @@ import sys
 
 from batio.errors import EngineError
 
-_LAUNCHER = "from batsim.cmds.launcher import main; import sys; sys.exit(main())"
+# pybatsim's launcher, loading the file under its one module name.
+_LAUNCHER = "from batio.launcher import main; import sys; sys.exit(main())"
 
 
 def free_port():

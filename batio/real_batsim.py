@@ -114,7 +114,8 @@ def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
                 try:
                     scheduler_code = scheduler.wait(30)  # Batsim's SIMULATION_ENDS makes it exit
                 except subprocess.TimeoutExpired:
-                    raise SchedulerError(f"the scheduler did not exit after Batsim ended; see {prefix}_scheduler.log") from None
+                    raise SchedulerError(f"the scheduler did not exit after Batsim ended; "
+                                         f"see {prefix}_scheduler.log") from None
             finally:
                 processes.stop(scheduler)
         if scheduler_code != 0:

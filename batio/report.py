@@ -10,7 +10,7 @@ Runs are grouped by platform, workload and engine; within a group the
 policies are compared on the same inputs, averaged over seeds.
 """
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 import math
 from pathlib import Path
 import shutil
@@ -18,7 +18,8 @@ import shutil
 import pandas as pd
 
 from batio import __version__, metrics, plots
-from batio.sweep import METRICS, job_io_slowdowns, slug
+from batio.metrics import METRICS, job_io_slowdowns
+from batio.names import slug
 
 GROUP_KEYS = ["platform", "workload", "engine"]
 # metric -> (heading, how a value is shown)
@@ -175,7 +176,8 @@ def _inputs_section(results):
                   row.workload_file, row.workload_sha256))
     for scheduler, runs in results.groupby("scheduler", sort=False):
         sha = runs["scheduler_sha256"].iloc[0]
-        rows.add(("scheduler", ", ".join(dict.fromkeys(runs["policy"])), scheduler, sha if isinstance(sha, str) else "-"))
+        rows.add(("scheduler", ", ".join(dict.fromkeys(runs["policy"])), scheduler,
+                  sha if isinstance(sha, str) else "-"))
     return markdown_table(["input", "used by", "file", "SHA-256"], sorted(rows, key=lambda r: (r[0], str(r[1]))), 9)
 
 
@@ -188,7 +190,7 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
     summary = summary_table(results, baseline)
     summary.to_csv(report_dir / "summary.csv", index=False)
     results.to_csv(report_dir / "results.csv", index=False)
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# batio {title}", "",
              f"Made by batio {__version__} on {now}" + (f" from `{made_from}`" if made_from else "") + ".",
              f"{len(results)} run{'s' if len(results) != 1 else ''}, "

@@ -2,7 +2,7 @@
 
 For docker-compose and for real Batsim runs by hand: resolves batio and
 pybatsim scheduler names like `batio run`, then runs pybatsim's launcher
-bound on all interfaces.
+bound on all interfaces, with the scheduler loaded by batio.launcher.
 """
 
 import argparse
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 import sys
 
-from batio import catalog
+from batio import catalog, launcher
 from batio.cli import _options
 from batio.errors import BatioError
 
@@ -28,9 +28,7 @@ def main(argv=None):
         print(f"batio.serve: error: {error}", file=sys.stderr)
         return 2
     Path(args.outputs).mkdir(parents=True, exist_ok=True)
-    from batsim.cmds.launcher import main as pybatsim_main
-    sys.argv = ["pybatsim", str(scheduler), "-s", f"tcp://*:{args.port}", "-o", json.dumps(options), "-t", "0"]
-    return pybatsim_main()
+    return launcher.main([str(scheduler), "-s", f"tcp://*:{args.port}", "-o", json.dumps(options), "-t", "0"])
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ files' SHA-256, options, engine, batio version): changing an input makes new
 runs instead of reusing stale ones. A failed run is finished too, with its
 error in its row (``--retry-failed`` runs those again).
 
-For the I/O slowdown (see ``job_io_slowdowns``) each platform x workload
+For the I/O slowdown (see ``metrics.job_io_slowdowns``) each platform x workload
 instance also gets a *reference run*: the same jobs submitted one after the
 other, each after the previous one's walltime, so that every job runs alone.
 """
@@ -30,7 +30,6 @@ import math
 import multiprocessing
 import os
 from pathlib import Path
-import re
 import shutil
 import sys
 import time
@@ -44,10 +43,9 @@ from batio.catalog import is_batsched
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
 from batio.engine.workload import json_problem, load_workload
 from batio.errors import BatioError, EngineError, InputError
+from batio.names import slug
 
 ENGINES = ("embedded", "batsim", "docker")
-METRICS = ("jobs", "succeeded", "makespan", "mean_wait", "max_wait", "mean_slowdown", "max_slowdown",
-           "utilisation", "bytes_moved", "mean_io_slowdown", "max_io_slowdown")
 RESULTS_FILE = "results.csv"
 RESULT_FILE = "result.json"   # in each run folder: the run's row
 REFERENCE_SCHEDULER = "fcfs"
@@ -134,11 +132,6 @@ class PlannedRun:
                 "platform_sha256": self.sha256["platform"], "workload_sha256": self.sha256["workload"],
                 "scheduler_sha256": self.sha256["scheduler"], "batio_version": __version__,
                 "run_dir": f"runs/{self.run_id}", "reference_run": self.reference_run}
-
-
-def slug(text, limit=48):
-    """``text`` as a file-name fragment."""
-    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", str(text)).strip("_.")[:limit] or "x"
 
 
 def is_generator(name):
@@ -265,7 +258,8 @@ def _policies(entry, base, source, where):
             raise InputError(source, f"expected a mapping, got {value!r}", field=f"{where}.{key}")
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
-            raise InputError(source, f"expected a non-empty list of values, got {values!r}", field=f"{where}.grid.{key}")
+            raise InputError(source, f"expected a non-empty list of values, got {values!r}",
+                             field=f"{where}.grid.{key}")
     scheduler = name if is_batsched(name) else _as_input_path(name, base, ".py")
     label = str(entry.get("label") or (name if is_batsched(name) else Path(name).stem))
     combinations = [{}]
@@ -603,6 +597,7 @@ def _worker_is_daemonic():
 def dask_client(workers=None, scheduler_address=None):
     """A Dask client on an existing cluster, or on a LocalCluster of ``workers`` processes."""
     import logging
+
     import dask
     from dask.distributed import Client, LocalCluster
     cluster = None
@@ -698,21 +693,6 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
 
 
 # -- the table ------------------------------------------------------------------------------
-def job_io_slowdowns(prefix, reference_prefix):
-    """Per job: its execution time in the run over its execution time alone on
-    the machine (the reference run), for jobs that succeeded in both. Compute
-    is never shared between jobs (unless --enable-compute-sharing), so what
-    slows a job down is the links and storage it shares: its I/O."""
-    run, alone = metrics.read_jobs(prefix), metrics.read_jobs(reference_prefix)
-    keys = ["workload_name", "job_id"]
-    run = run[run["final_state"] == "COMPLETED_SUCCESSFULLY"].astype({"job_id": str})
-    alone = alone[alone["final_state"] == "COMPLETED_SUCCESSFULLY"].astype({"job_id": str})
-    both = run.merge(alone[keys + ["execution_time"]], on=keys, suffixes=("", "_alone"))
-    both = both[both["execution_time_alone"] > 0]
-    return pd.Series((both["execution_time"] / both["execution_time_alone"]).to_numpy(),
-                     index=both["job_id"].to_numpy(), name="io_slowdown")
-
-
 def gather(runs, out):
     """The tidy table of the policy runs (one row each) with the I/O slowdown from their reference runs."""
     out = Path(out)
@@ -728,7 +708,7 @@ def gather(runs, out):
         # Without its reference run a row has no I/O slowdown: say why.
         row["reference_error"] = reference["error"] if reference and reference["status"] != "ok" else ""
         if row["status"] == "ok" and reference and reference["status"] == "ok":
-            ratios = job_io_slowdowns(out / row["run_dir"] / "out", out / reference["run_dir"] / "out")
+            ratios = metrics.job_io_slowdowns(out / row["run_dir"] / "out", out / reference["run_dir"] / "out")
             if len(ratios):
                 row["mean_io_slowdown"], row["max_io_slowdown"] = float(ratios.mean()), float(ratios.max())
         for key, value in run.options.items():
@@ -736,7 +716,7 @@ def gather(runs, out):
         rows.append(row)
     table = pd.DataFrame(rows)
     first = ["run_id", "status", "error", "policy", "scheduler", "options", "platform", "workload", "seed", "engine"]
-    metric_columns = [m for m in METRICS if m in table.columns]
+    metric_columns = [m for m in metrics.METRICS if m in table.columns]
     options = sorted(c for c in table.columns if c.startswith("opt_"))
     rest = [c for c in table.columns if c not in first + metric_columns + options and c != "kind"]
     table = table.reindex(columns=first + metric_columns + options + rest)

@@ -88,11 +88,12 @@ the ``bandwidth`` property of the platform's storage host, as
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+import logging
 import math
-from typing import Mapping
 
-import numpy as np
 from batsim.batsim import Job
+import numpy as np
 
 from batio.demandload import DemandLoad, clip
 from batio.iodemand import command_of, demand_of
@@ -100,6 +101,8 @@ from batio.matcher import BACKENDS, CommandMatcher
 from batio.options import Option, OptionError, parse_options
 from batio.reservation import ReservationTracker, RunningJob, Slot
 from batio.schedulers.backfill import QUEUE_ORDERS, QueueScheduler, RoundPlan, time_limit
+
+log = logging.getLogger(__name__)
 
 DEMAND_OPTIONS = {
     "bandwidth": Option(float, None, minimum=0.0, aliases={None: None},
@@ -174,9 +177,8 @@ class DemandAware(QueueScheduler):
         predicted = self.matcher.predict(command_of(job, source), job.requested_resources)
         if predicted is None:
             self.unpredicted.append(job.id)
-            print(f"{type(self).__name__}: no similar history for job {job.id} "
-                  f"({job.requested_resources} nodes): planned with no I/O demand, "
-                  "runtime = walltime", flush=True)
+            log.warning("%s: no similar history for job %s (%d nodes): planned with no I/O demand, "
+                        "runtime = walltime", type(self).__name__, job.id, job.requested_resources)
             return None
         return np.asarray(predicted, dtype=float)
 
@@ -199,8 +201,8 @@ class DemandAware(QueueScheduler):
 
     def onSimulationEnds(self):
         if self.matcher is not None:
-            print(f"{type(self).__name__}: {len(self.unpredicted)} of {self.nb_jobs} jobs had no prediction "
-                  "(planned with no I/O demand)", flush=True)
+            log.warning("%s: %d of %d jobs had no prediction (planned with no I/O demand)",
+                        type(self).__name__, len(self.unpredicted), self.nb_jobs)
 
 
 def planned(job_id: str) -> tuple:

@@ -103,13 +103,14 @@ intensity in [0, 1], default 0.5, the poster's choice), ``knowledge`` ([0,
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 import hashlib
 import math
-from typing import Iterable, Mapping, Sequence
 
-import numpy as np
 from batsim.batsim import Job
+import numpy as np
 
+from batio.errors import InvalidValue
 from batio.options import Option, parse_options
 from batio.reservation import ReservationTracker
 from batio.schedulers.backfill import QUEUE_ORDERS, Backfill, RoundPlan, time_limit
@@ -167,7 +168,7 @@ def intensity_delta(candidates: Sequence[float], workload_intensity: float, runn
     elif versus == "job":
         compared = candidates
     else:
-        raise ValueError(f"versus must be 'system' or 'job', got {versus!r}")
+        raise InvalidValue(f"versus must be 'system' or 'job', got {versus!r}")
     return normalise(np.abs(workload_intensity - compared))
 
 

@@ -60,7 +60,8 @@ Options (pybatsim ``-o`` JSON), besides Backfill's ``backfill_max`` and ``order`
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
+import logging
 
 from batsim.batsim import Job
 from procset import ProcSet
@@ -69,6 +70,8 @@ from batio.estimator import DEFAULT_DECAY, MODES, Estimate, Estimator, Estimator
 from batio.options import Option, OptionError, parse_options
 from batio.reservation import ReservationTracker, RunningJob
 from batio.schedulers.backfill import Backfill, time_limit
+
+log = logging.getLogger(__name__)
 
 GIB = 2.0 ** 30
 LUSTRE = "lustre"
@@ -164,8 +167,8 @@ class IoAware(Backfill):
         key = self.keys[job.id] = job_key(job)  # a bad 'app' field stops the run here
         if self.pretrained and not self.estimator.knows(key) and key not in self.unknown:
             self.unknown.add(key)
-            print(f"{type(self).__name__}: no history for job type {key!r} (job {job.id}): "
-                  "estimated at r = 0 and d = walltime until one completes", flush=True)
+            log.warning("%s: no history for job type %r (job %s): estimated at r = 0 and d = walltime "
+                        "until one completes", type(self).__name__, key, job.id)
         super().onJobSubmission(job)
         if job.requested_resources > len(self.hosts):  # rejected
             del self.keys[job.id]

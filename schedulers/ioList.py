@@ -32,8 +32,8 @@ bandwidths).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 import math
-from typing import Mapping
 
 from batsim.batsim import Job
 

@@ -45,9 +45,9 @@ order), ``backfill`` (true/false), ``bandwidth`` (bytes/s, default 240e9).
 """
 from __future__ import annotations
 
-import random
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+import random
 
 from batsim.batsim import Job
 from procset import ProcSet

@@ -111,19 +111,26 @@ jobs that round starts may take a node the other completion frees.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 import json
 import math
 import time
-from dataclasses import dataclass
-from typing import Hashable, Mapping
 
-import numpy as np
 from batsim.batsim import Job
+import numpy as np
 from procset import ProcSet
 
 from batio.errors import InputError, SchedulerError
-from batio.nodememory import (CoreLedger, FilePlan, LoadCase, NodeMemory, load_seconds, plan_cores,
-                              truncated_load_seconds)
+from batio.nodememory import (
+    CoreLedger,
+    FilePlan,
+    LoadCase,
+    NodeMemory,
+    load_seconds,
+    plan_cores,
+    truncated_load_seconds,
+)
 from batio.options import Option, parse_options
 from batio.schedulers.backfill import QueueScheduler, job_id_key, time_limit
 
@@ -580,7 +587,7 @@ class NodeScores:
     without it is within that bound of the smallest: the others cannot win.
     """
 
-    def __init__(self, scheduler: "Locality", plan: Plan, job: UserJob, now: float, policy: str):
+    def __init__(self, scheduler: Locality, plan: Plan, job: UserJob, now: float, policy: str):
         self.plan, self.job, self.now, self.policy = plan, job, now, policy
         self.W, self.eviction_weight = scheduler.W, scheduler.eviction_weight
         self.authors_code = scheduler.authors_code

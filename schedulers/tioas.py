@@ -19,7 +19,7 @@ of an average-based scheduler.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from batsim.batsim import Job
 

@@ -90,13 +90,14 @@ and the trackers (``AdjustedTracker``, ``AdaptiveTracker``) need no pybatsim.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping, Sequence
 import math
-from typing import Hashable, Mapping, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from batio.reservation import ReservationTracker, Slot
 from batio.options import Option, parse_options
+from batio.reservation import ReservationTracker, Slot
 from batio.schedulers.ioAware import LUSTRE, R_NOW_KEY, IoAware
 
 ADJUSTED = "lustre_adjusted"

@@ -326,7 +326,7 @@ def write_history(path, jobs):
     return str(path)
 
 
-def test_predicted_demand_comes_from_the_closest_history_job(tmp_path, capsys):
+def test_predicted_demand_comes_from_the_closest_history_job(tmp_path, caplog):
     history = write_history(tmp_path / "h.json", [("./ior -w", 2, [9.0] * 3), ("./ior -w", 8, [4.0] * 6)])
     sched = make(Catios, nb_hosts=8, demand="predicted", history=history, matcher_backend="exact")
     # The true demand in the job's field is ignored: only its command and node count count.
@@ -338,7 +338,7 @@ def test_predicted_demand_comes_from_the_closest_history_job(tmp_path, capsys):
     assert sched.D(unknown).size == 0                       # no prediction: no I/O demand
     assert set(run_round(sched, 0.0)) == {"w0!known", "w0!unknown"}
     sched.onSimulationEnds()
-    log = capsys.readouterr().out
+    log = caplog.text  # the scheduler logs through `logging` (batio.schedulers.catios)
     assert "no similar history for job w0!unknown" in log
     assert "1 of 2 jobs had no prediction" in log
 

@@ -10,8 +10,8 @@ import pytest
 from batio.cli import main
 from batio.compare import comparison_grid
 from batio.errors import InputError
-from batio.metrics import read_jobs, summarize
-from batio.sweep import METRICS, plan
+from batio.metrics import METRICS, read_jobs, summarize
+from batio.sweep import plan
 from batio.workloads.demo import demo_workload
 
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from batio.cli import main
-from batio.estimator import Estimate, Estimator, EstimatorError, load_history, pretrain, similarity_key
+from batio.estimator import Estimate, Estimator, EstimatorError, load_history, similarity_key
+from batio.pretrain import pretrain
 from batio.options import OptionError
 from batio.reservation import ReservationTracker
 from batio.schedulers.backfill import Backfill

@@ -219,7 +219,8 @@ class ContentionModel:
             return None
         for entry in regulated.values():
             log.info("contention: link %s, read %s, write %s", entry.link.name,
-                     entry.curves[READ] and entry.curves[READ].text(), entry.curves[WRITE] and entry.curves[WRITE].text())
+                     entry.curves[READ] and entry.curves[READ].text(),
+                     entry.curves[WRITE] and entry.curves[WRITE].text())
         return cls(regulated)
 
     def _links_crossed(self, source, destination):

@@ -15,7 +15,6 @@ rounding would then move job times.
 import csv
 import math
 
-
 _PRECISION = 1e-6  # fraction of a transfer below which SimGrid's leftovers are noise
 
 

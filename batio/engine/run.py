@@ -82,13 +82,13 @@ def file_digest(path):
 
 
 def load_scheduler(path, options):
-    """Instantiate a pybatsim scheduler from its file, as `pybatsim FILE` does."""
-    from batsim.tools.launcher import instanciate_scheduler
+    """Instantiate a pybatsim scheduler from its file, as `pybatsim FILE` does,
+    under the file's one module name (batio.launcher)."""
+    from batio import launcher
     try:
-        return instanciate_scheduler(str(path), options=options)
-    except SystemExit:
-        raise InputError(path, "no scheduler class in this file (pybatsim expects a class named after the "
-                               "file, e.g. easyBackfill.py -> EasyBackfill)") from None
+        return launcher.instantiate(path, options)
+    except SystemExit as exit:
+        raise SchedulerError(f"scheduler {Path(path).name} called sys.exit({exit.code}) while starting") from None
     except BatioError:
         raise
     except Exception as error:
@@ -146,8 +146,8 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
     """
     simgrid = _import_simgrid_quietly()
     from batio.engine import outputs
-    from batio.engine.iotimeline import IoTimeline
     from batio.engine.contention import ContentionModel
+    from batio.engine.iotimeline import IoTimeline
     from batio.engine.platform import classify, read_properties
     from batio.engine.server import Config, Simulation
     from batio.engine.transport import InProcessTransport, SocketTransport, Watchdog
@@ -175,13 +175,13 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
     try:
         engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
                                  "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
-    except Exception as error:  # noqa: BLE001 - SimGrid's ValueError, IndexError... on a bad option
-        raise InputError("--sg-cfg", f"SimGrid refuses {' '.join(spec.sg_config)}: "
-                                     f"{str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
+    except Exception as refusal:  # noqa: BLE001 - SimGrid's ValueError, IndexError... on a bad option
+        reason = str(refusal).splitlines()[0] if str(refusal) else type(refusal).__name__
+        raise InputError("--sg-cfg", f"SimGrid refuses {' '.join(spec.sg_config)}: {reason}") from None
     try:
         engine.load_platform(str(spec.platform))
-    except Exception as error:  # SimGrid's parser raises RuntimeError with the line
-        raise InputError(spec.platform, f"SimGrid cannot load this platform: {error}") from None
+    except Exception as refusal:  # SimGrid's parser raises RuntimeError with the line
+        raise InputError(spec.platform, f"SimGrid cannot load this platform: {refusal}") from None
     platform = classify(spec.platform, [h.name for h in engine.all_hosts], spec.roles, spec.master_host)
     _check_platform_numbers(spec.platform, engine, platform)
     contention = ContentionModel.build(engine, platform)
@@ -226,6 +226,7 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
             (on_stuck or _exit_on_stuck)(error)
 
     scheduler_process = None
+    transport: InProcessTransport | SocketTransport
     if spec.mode == "inprocess":
         transport = InProcessTransport(load_scheduler(spec.scheduler, spec.options), Watchdog(timeout_s, stuck))
     else:

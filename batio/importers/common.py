@@ -13,7 +13,7 @@ clock (``TraceClock``), which a format's reader defines.
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 import hashlib
 import json
 import logging
@@ -42,7 +42,7 @@ class Record:
     runtime: float         # seconds, > 0: becomes the job's delay profile
     walltime: float        # seconds > 0, or -1 for no limit
     res: int               # compute hosts, >= 1
-    start: float = None    # when the trace's own scheduler started it (trace seconds), if known
+    start: float | None = None    # when the trace's own scheduler started it (trace seconds), if known
     fields: dict = field(default_factory=dict)  # extra job fields, forwarded to the scheduler
     oddities: tuple = ()   # names of what is odd but kept (counted over the jobs written)
 
@@ -71,8 +71,8 @@ class TraceClock:
     gives no date, so options take seconds only. ``unzoned``: the trace's
     dates are local times of an unknown zone (read as UTC), and are
     written back without an offset."""
-    epoch: datetime = None
-    zone: timezone = timezone.utc
+    epoch: datetime | None = None
+    zone: timezone = UTC
     unzoned: bool = False
 
     def date(self, seconds):
@@ -122,12 +122,12 @@ def parse_instant(text, option, clock):
 @dataclass(frozen=True)
 class Selection:
     """What to keep of a trace (trace seconds; None: not given)."""
-    start: float = None     # --from: first submission of the evaluated window
-    end: float = None       # --to: end of the evaluated window (excluded)
-    warmup: float = None    # --warmup: seconds before the evaluated window, kept as category 0
-    cooldown: float = None  # --cooldown: seconds after it, kept as category 2
-    max_jobs: int = None
-    sample: float = None    # fraction of jobs kept, chosen by a hash of (seed, job id)
+    start: float | None = None     # --from: first submission of the evaluated window
+    end: float | None = None       # --to: end of the evaluated window (excluded)
+    warmup: float | None = None    # --warmup: seconds before the evaluated window, kept as category 0
+    cooldown: float | None = None  # --cooldown: seconds after it, kept as category 2
+    max_jobs: int | None = None
+    sample: float | None = None    # fraction of jobs kept, chosen by a hash of (seed, job id)
     seed: int = 0
 
     def check(self):

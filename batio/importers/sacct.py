@@ -7,7 +7,7 @@ The fields read, what each becomes, the states kept and every skip reason
 are in docs/formats.md ("Importing a trace"); ``read`` follows them.
 """
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 import logging
 from pathlib import Path
 import re
@@ -72,7 +72,7 @@ def parse_date(text, where, field):
     except ValueError:
         raise InputError(where, f"{text!r} is not a date such as 2024-03-01T12:34:56", field=field) from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 
@@ -149,7 +149,7 @@ def read(path, *, nodes=None, keep_cancelled=False):
             "columns_ignored": [name for name in names if name not in REQUIRED and name not in OPTIONAL]}
     if nodes is not None:
         info["machine_nodes_from"] = "--nodes"
-    clock = TraceClock(datetime.fromtimestamp(first, timezone.utc), unzoned=True) if records else TraceClock()
+    clock = TraceClock(datetime.fromtimestamp(first, UTC), unzoned=True) if records else TraceClock()
     return records, tally, info, clock, nodes
 
 

@@ -8,7 +8,7 @@ are in docs/formats.md ("Importing a trace"); ``read`` follows them.
 """
 
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 import logging
 import math
 from pathlib import Path
@@ -84,13 +84,13 @@ def clock_of(header, path):
     start = _header_number(header, "UnixStartTime", path)
     if start is None:
         return TraceClock()
-    zone = timezone.utc
+    zone = UTC
     if header.get("TimeZoneString"):
         try:
             zone = ZoneInfo(header["TimeZoneString"])
         except (ZoneInfoNotFoundError, ValueError):
             log.warning("%s: unknown TimeZoneString %r: dates are read in UTC", path, header["TimeZoneString"])
-    return TraceClock(datetime.fromtimestamp(start, timezone.utc), zone)
+    return TraceClock(datetime.fromtimestamp(start, UTC), zone)
 
 
 def machine_nodes(header, cores_per_node, nodes, path):

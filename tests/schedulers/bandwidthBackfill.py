@@ -1,0 +1,27 @@
+"""Conservative backfilling that also reserves storage bandwidth.
+
+Each job holds, on the tracker's bandwidth resource "pfs", the bytes its
+profile moves over its walltime; a job starts, or is planned, only where
+the jobs' sum stays within the option ``bandwidth`` (bytes/s).
+"""
+from batio.jobio import bytes_moved
+from batio.options import Option, parse_options
+from batio.schedulers.backfill import Backfill, time_limit
+
+
+class BandwidthBackfill(Backfill):
+    OPTIONS = {**Backfill.OPTIONS,
+               "bandwidth": Option(float, 1e9, minimum=1.0, help="storage bandwidth in bytes/s")}
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.bandwidth = parse_options(type(self).__name__, self.OPTIONS, options)["bandwidth"]
+
+    def bandwidth_limits(self, now):
+        return {"pfs": self.bandwidth}
+
+    def bandwidth_need(self, job, now):
+        profiles = self.bs.profiles[job.workload]
+        moved = sum(bytes_moved(profiles[job.profile], profiles, job.requested_resources))
+        # A job needing more than the whole link is planned alone rather than never.
+        return {"pfs": min(moved / time_limit(job), self.bandwidth)}
