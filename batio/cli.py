@@ -316,8 +316,8 @@ def parser():
     sweep = commands.add_parser("sweep", help="a grid of runs from a YAML file (docs/sweeps.md), in parallel on Dask")
     sweep.add_argument("config", help="the sweep's YAML file")
     sweep.add_argument("--out", help="output folder (default out/sweeps/CONFIG_NAME); rerunning resumes")
-    sweep.add_argument("--workers", type=int, help="local Dask worker processes (default: one per CPU; 0: one run after the other, "
-                                                          "without Dask)")
+    sweep.add_argument("--workers", type=int,
+                       help="local Dask worker processes (default: one per CPU; 0: one run after the other, no Dask)")
     sweep.add_argument("--scheduler-address", help="run on an existing Dask cluster, e.g. tcp://10.0.0.1:8786")
     sweep.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -51,12 +51,6 @@ class Platform:
     def resources(self) -> list[Resource]:
         return self.compute + self.storage
 
-    def storage_by_name(self, name: str) -> Resource:
-        for resource in self.storage:
-            if resource.name == name:
-                return resource
-        raise KeyError(name)
-
 
 def _radical_numbers(radical: str, source, element_id):
     numbers = []

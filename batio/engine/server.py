@@ -14,13 +14,14 @@ the server the scheduler is ready again at the reply's ``now``.
 """
 
 from dataclasses import dataclass, field
+
 from procset import ProcSet
 import simgrid as sg
 
-from batio.engine.execution import JobExecution, KILLED, WALLTIME_REACHED
+from batio.engine.execution import KILLED, WALLTIME_REACHED, JobExecution
 from batio.engine.outputs import MachineStates
 from batio.engine.wire import as_batsim_writes
-from batio.engine.workload import Workload, check_job, check_profile, profiles_reached
+from batio.engine.workload import Job, Workload, check_job, check_profile, profiles_reached
 from batio.errors import EngineError, InputError, SchedulerError
 
 SUCCESS_STATE = "COMPLETED_SUCCESSFULLY"
@@ -169,7 +170,7 @@ class Simulation:
         # Batsim's job_comparator_subtime_number compares full ids as strings.
         jobs = sorted(workload.jobs, key=lambda job: (job.subtime, job.id))
         date = self.now()
-        batch = []
+        batch: list[Job] = []
         for job in jobs:
             if job.subtime > date:
                 if batch:
