@@ -1,52 +1,70 @@
-"""Benchmark of the embedded engine: jobs per second and peak memory.
+"""Benchmark of the embedded engine against real Batsim: wall time, jobs per second, peak memory.
 
-Two cases, each in both protocol modes, on a 1,098-host platform with a
-storage host: 10,000 one-host delay jobs, and 2,000 jobs that alternate
-compute and PFS phases. The scheduler is the cheapest correct one
-(tests/schedulers/greedy.py: FCFS on free hosts, no planning), so the
-figures are the engine's; scripts/bench_sched.py measures batio's policies.
-Goals (issue 2): in-process >= 1,000 delay jobs/s, socket >= 300 jobs/s.
+Two cases on a 1,098-host platform with a storage host: 10,000 one-host
+delay jobs, and 2,000 jobs that alternate compute and PFS phases. The
+scheduler is the cheapest correct one (tests/schedulers/greedy.py: FCFS on
+free hosts, no planning), so the figures are the engines'; scripts/bench_sched.py
+measures batio's policies. Each case runs on the embedded engine in both
+protocol modes and, when a ``batsim`` binary is on PATH, on real Batsim with
+the same pybatsim scheduler; the last column is the wall-time ratio to real
+Batsim, measured in this one run. Goals (issue 16): in-process >= 1,000
+delay jobs/s and a ratio <= 1.0.
 
-    .venv/bin/python scripts/bench_engine.py [--delay-jobs 10000] [--pfs-jobs 2000]
+    .venv/bin/python scripts/bench_engine.py [--delay-jobs 10000] [--pfs-jobs 2000] [--no-batsim]
 """
 
 import argparse
 import json
 from pathlib import Path
+import shutil
 import tempfile
 import time
 
-from batio.engine.run import RunSpec, simulate
 from bench_inputs import NB_HOSTS, delay_workload, pfs_workload, platform_xml
 
+from batio.engine.run import RunSpec, simulate
+from batio.real_batsim import run_with_batsim_binary
+
 GREEDY = Path(__file__).resolve().parents[1] / "tests" / "schedulers" / "greedy.py"
+
+
+def run(engine, spec):
+    """Wall time and peak memory (MB, embedded engine only) of one run."""
+    started = time.perf_counter()
+    if engine == "batsim":
+        run_with_batsim_binary(spec, timeout_s=3600)
+        return time.perf_counter() - started, None
+    result = simulate(spec)
+    return time.perf_counter() - started, result["peak_rss_mb"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--delay-jobs", type=int, default=10000)
     parser.add_argument("--pfs-jobs", type=int, default=2000)
+    parser.add_argument("--no-batsim", action="store_true", help="skip real Batsim even if it is on PATH")
     args = parser.parse_args()
-    rows = []
+    engines = ["inprocess", "socket"] + ([] if args.no_batsim or not shutil.which("batsim") else ["batsim"])
+    print(f"{'case':<20} {'engine':<10} {'jobs/s':>8} {'peak MB':>8} {'wall s':>7} {'/ batsim':>9}")
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         (folder / "platform.xml").write_text(platform_xml(NB_HOSTS))
         cases = {f"{args.delay_jobs} delay jobs": delay_workload(args.delay_jobs),
                  f"{args.pfs_jobs} pfs jobs": pfs_workload(args.pfs_jobs)}
-        for name, work in cases.items():
-            path = folder / f"{len(rows)}.json"
+        for index, (name, work) in enumerate(cases.items()):
+            path = folder / f"{index}.json"
             path.write_text(json.dumps(work))
-            for mode in ("inprocess", "socket"):
-                started = time.perf_counter()
-                result = simulate(RunSpec(str(folder / "platform.xml"), [str(path)], str(GREEDY),
-                                          str(folder / name.replace(" ", "_") / mode / "out"),
-                                          mode=mode, timeout_s=600))
-                wall = time.perf_counter() - started
-                rows.append((name, mode, len(work["jobs"]) / wall, result["peak_rss_mb"], wall,
-                             result["simulated_time"]))
-    print(f"{'case':<20} {'mode':<10} {'jobs/s':>8} {'peak MB':>8} {'wall s':>7} {'simulated s':>12}")
-    for name, mode, rate, memory, wall, simulated in rows:
-        print(f"{name:<20} {mode:<10} {rate:>8.0f} {memory:>8.0f} {wall:>7.1f} {simulated:>12.0f}")
+            walls, memories = {}, {}
+            for engine in engines:
+                spec = RunSpec(str(folder / "platform.xml"), [str(path)], str(GREEDY),
+                               str(folder / f"{index}_{engine}" / "out"),
+                               mode="socket" if engine == "batsim" else engine, timeout_s=600)
+                walls[engine], memories[engine] = run(engine, spec)
+            for engine, wall in walls.items():
+                ratio = f"{wall / walls['batsim']:.2f}" if "batsim" in walls else "-"
+                memory_text = "-" if memories[engine] is None else f"{memories[engine]:.0f}"
+                print(f"{name:<20} {engine:<10} {len(work['jobs']) / wall:>8.0f} {memory_text:>8} {wall:>7.1f} "
+                      f"{ratio:>9}", flush=True)
 
 
 if __name__ == "__main__":
