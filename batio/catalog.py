@@ -20,7 +20,7 @@ BATSCHED_PREFIX = "batsched:"
 def is_batsched(name):
     return name.startswith(BATSCHED_PREFIX)
 
-# name -> (module file in batio's schedulers/, preset options[, Batsim features])
+# name -> (module file in batio's schedulers/, a paper's in its sub-folder, preset options[, Batsim features])
 # Batsim features are RunSpec flags the scheduler cannot work without (e.g.
 # "dynamic_jobs", "compute_sharing"); `batio run/compare/sweep` turn them on
 # for the name, as a user would pass --enable-dynamic-jobs to Batsim.
@@ -31,25 +31,25 @@ SCHEDULERS = {
     "easy": ("backfill.py", {"backfill_max": 1}),
     "conservative": ("backfill.py", {"backfill_max": None}),
     "backfill": ("backfill.py", {}),
-    "io_aware": ("ioAware.py", {}),
-    "adaptive": ("workloadAdaptive.py", {}),
-    "adaptive_naive": ("workloadAdaptive.py", {"two_group": False}),
-    "iolist": ("ioList.py", {}),
-    "iopack": ("ioPack.py", {}),
-    "iopack-random": ("ioPack.py", {"packs": "Random"}),
-    "iopack-max": ("ioPack.py", {"packs": "Max"}),
-    "iopack-char": ("ioPack.py", {"packs": "Char"}),
-    "equilibrio": ("equilibrio.py", {}),
-    "equilibrio-listing": ("equilibrio.py", {"backfill_guard": False, "backfill_order": "fixed"}),
+    "io_aware": ("workload_adaptive/ioAware.py", {}),
+    "adaptive": ("workload_adaptive/workloadAdaptive.py", {}),
+    "adaptive_naive": ("workload_adaptive/workloadAdaptive.py", {"two_group": False}),
+    "iolist": ("list_vs_pack/ioList.py", {}),
+    "iopack": ("list_vs_pack/ioPack.py", {}),
+    "iopack-random": ("list_vs_pack/ioPack.py", {"packs": "Random"}),
+    "iopack-max": ("list_vs_pack/ioPack.py", {"packs": "Max"}),
+    "iopack-char": ("list_vs_pack/ioPack.py", {"packs": "Char"}),
+    "equilibrio": ("equilibrio/equilibrio.py", {}),
+    "equilibrio-listing": ("equilibrio/equilibrio.py", {"backfill_guard": False, "backfill_order": "fixed"}),
     "easy-ljf": ("backfill.py", {"backfill_max": 1, "order": "ljf"}),
     # CATIOS and TIOAS predict each job's I/O from the bundled history by default.
-    **{f"catios{suffix}{knowledge}": ("catios.py", {**options, **demand})
+    **{f"catios{suffix}{knowledge}": ("catios/catios.py", {**options, **demand})
        for suffix, options in (("", {}), ("-ljf", {"priority": "ljf"}), ("-mix", {"priority": "mix"}),
                                ("-greedy", {"reserve_first": False}))
        for knowledge, demand in (("", {"history": "catios_bw_history"}), ("-oracle", {"demand": "oracle"}))},
-    "tioas": ("tioas.py", {"backfill_max": 1, "history": "catios_bw_history"}),
-    "tioas-oracle": ("tioas.py", {"backfill_max": 1, "demand": "oracle"}),
-    **{name: ("locality.py", {"policy": policy, "backfill": backfill}, LOCALITY_FEATURES)
+    "tioas": ("catios/tioas.py", {"backfill_max": 1, "history": "catios_bw_history"}),
+    "tioas-oracle": ("catios/tioas.py", {"backfill_max": 1, "demand": "oracle"}),
+    **{name: ("locality/locality.py", {"policy": policy, "backfill": backfill}, LOCALITY_FEATURES)
        for policy, plain in (("fcfs", "locality-fcfs"), ("eft", "locality-eft"), ("lea", "lea"), ("leo", "leo"),
                              ("lem", "lem"))
        for backfill, name in ((False, plain), (True, f"{plain}-bf"))},
@@ -60,14 +60,14 @@ SCHEDULERS = {
 # from its file's.
 BUNDLED_INPUTS = {
     "backfill.py": ("cluster16_pfs", "demo"),
-    "ioAware.py": ("stria15_lustre", "stria_w2"),
-    "workloadAdaptive.py": ("stria15_lustre", "stria_w2"),
-    "ioList.py": ("periodic_rack", "periodic_mbn_a06"),
-    "ioPack.py": ("periodic_rack", "periodic_mbn_a06"),
-    "equilibrio.py": ("theta_quarter", "equilibrio_theta"),
-    "catios.py": ("catios_cluster", "catios_bw"),
-    "tioas.py": ("catios_cluster", "catios_bw"),
-    "locality.py": ("memcluster486", "memcluster486_slice"),
+    "workload_adaptive/ioAware.py": ("stria15_lustre", "stria_w2"),
+    "workload_adaptive/workloadAdaptive.py": ("stria15_lustre", "stria_w2"),
+    "list_vs_pack/ioList.py": ("periodic_rack", "periodic_mbn_a06"),
+    "list_vs_pack/ioPack.py": ("periodic_rack", "periodic_mbn_a06"),
+    "equilibrio/equilibrio.py": ("theta_quarter", "equilibrio_theta"),
+    "catios/catios.py": ("catios_cluster", "catios_bw"),
+    "catios/tioas.py": ("catios_cluster", "catios_bw"),
+    "locality/locality.py": ("memcluster486", "memcluster486_slice"),
 }
 BUNDLED_INPUTS_OF_NAME = {"easy-ljf": ("catios_cluster", "catios_bw")}
 

@@ -1,13 +1,14 @@
 """Loading a pybatsim scheduler file under one module name, and serving it.
 
-pybatsim's launcher imports ``schedulers/catios.py`` as ``schedulers.catios``
+pybatsim's launcher imports ``schedulers/backfill.py`` as ``schedulers.backfill``
 after putting the file's folders on ``sys.path``, so batio's ``schedulers/``
 folder would both load a second copy of every module that batio imports as
-``batio.schedulers.catios`` and take the name ``schedulers`` from pybatsim's
+``batio.schedulers.backfill`` and take the name ``schedulers`` from pybatsim's
 own bundled schedulers. Here each file has one module, whichever way it is
 named (a catalog name, a file path or an import), kept in ``sys.modules``:
 
-- a file of batio's ``schedulers/`` folder is ``batio.schedulers.STEM``;
+- a file of batio's ``schedulers/`` folder is ``batio.schedulers.STEM``, and
+  one in a paper's sub-package ``batio.schedulers.PAPER.STEM``;
 - a file of pybatsim's bundled schedulers is ``schedulers.STEM``, as pybatsim
   names it (the name ``schedulers`` stays pybatsim's);
 - any other file is ``batio.scheduler_files.STEM_DIGEST``, one module per
@@ -55,8 +56,9 @@ def class_name(path):
 def module_name(path):
     """The one name under which the scheduler file ``path`` is loaded."""
     path = Path(path).resolve()
-    if path.parent == batio_schedulers_folder():
-        return f"{BATIO_PACKAGE}.{path.stem}"
+    inside = path.relative_to(batio_schedulers_folder()) if path.is_relative_to(batio_schedulers_folder()) else None
+    if inside is not None and (len(inside.parts) == 1 or (path.parent / "__init__.py").is_file()):
+        return ".".join([BATIO_PACKAGE, *inside.parent.parts, path.stem])
     if path.parent == pybatsim_schedulers_folder():
         return f"{PYBATSIM_PACKAGE}.{path.stem}"
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]

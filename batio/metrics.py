@@ -10,7 +10,7 @@ Definitions (all over the jobs that ran, i.e. not rejected):
   Batsim have no such file and report it as unknown).
 
 Jobs a scheduler registered itself (Batsim's dynamic jobs, e.g. the file
-loads of ``schedulers/locality.py``) are means, not the user's work: the
+loads of ``schedulers/locality/locality.py``) are means, not the user's work: the
 metrics cover the jobs of the input workloads only, which Batsim names
 ``w0``, ``w1``, ... in the order they were given. Their bytes still count in
 bytes moved.

@@ -26,11 +26,11 @@ import time
 import numpy as np
 from batsim.batsim import Job
 
-from batio.demandload import DemandLoad, clip
-from batio.iodemand import encode
+from batio.schedulers.catios.demandload import DemandLoad, clip
+from batio.schedulers.catios.iodemand import encode
 from batio.schedulers.backfill import Backfill
-from batio.schedulers.catios import Catios
-from batio.schedulers.tioas import Tioas
+from batio.schedulers.catios.catios import Catios
+from batio.schedulers.catios.tioas import Tioas
 from bench_inputs import NOW, FakeBatsim, machine_state, random_size_and_walltime
 
 B = 43e9  # bytes/s: EquilibrIO's scaled Theta file system, as in bench_sched.py

@@ -23,7 +23,7 @@ import numpy as np
 from batsim.batsim import Job
 
 from batio.schedulers.backfill import time_limit
-from batio.schedulers.equilibrio import Equilibrio
+from batio.schedulers.equilibrio.equilibrio import Equilibrio
 from bench_inputs import NB_HOSTS, NOW, FakeBatsim, machine_state, random_size_and_walltime
 
 

@@ -1,5 +1,5 @@
 """Whole-day benchmark of the locality-aware policies (paper 004,
-``schedulers/locality.py``) on the 486-node memory cluster.
+``schedulers/locality/locality.py``) on the 486-node memory cluster.
 
 Not a test: for each variant, simulates the whole trace of
 ``../shared/data/memcluster486/2022-09-10_V10000_anonymous.txt`` (converted
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from batio.engine.run import RunSpec, simulate
-from batio.schedulers import locality
+from batio.schedulers.locality import locality
 from batio.workloads import memcluster486
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batio.iodemand import alone_rate, decode
+from batio.schedulers.catios.iodemand import alone_rate, decode
 from batio.workloads.catios import NB_NODES, NODE_BW, STORAGE_BW
 
 ROOT = Path(__file__).resolve().parent.parent

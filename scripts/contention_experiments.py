@@ -171,7 +171,7 @@ PERIODIC_ALPHAS = [0.2, 0.5, 0.8]
 
 
 def periodic(out, workers):
-    from batio import periodic_metrics as pm
+    from batio.schedulers.list_vs_pack import metrics as pm
     tables = []
     for exclusive, key in ((False, "periodic"), (True, "periodic_exclusive")):
         config = {"platforms": [platform_file(out, "periodic_rack", s) for s in STEEPNESS[key]],
@@ -247,7 +247,7 @@ class DegradingAlone:
     steepness: float
 
     def model(self, nodes):
-        from batio.equilibrio_metrics import AloneModel, THETA_QUARTER as T
+        from batio.schedulers.equilibrio.metrics import AloneModel, THETA_QUARTER as T
         r = cp.scaled_loss(nodes, self.steepness)
         return AloneModel(T.node_speed, T.node_bw, T.read_bw * r, T.write_bw * r)
 
@@ -256,7 +256,7 @@ class DegradingAlone:
 
 
 def equilibrio(out, workers):
-    from batio import equilibrio_metrics as em
+    from batio.schedulers.equilibrio import metrics as em
     config = {"platforms": [platform_file(out, "theta_quarter", s) for s in STEEPNESS["equilibrio"]],
               "workloads": [{"generator": "batio.workloads.equilibrio:equilibrio_workload",
                              "args": {"nb_jobs": 1290}, "name": "equilibrio1290"}],

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from batio import locality_metrics as lm
+from batio.schedulers.locality import metrics as lm
 from batio.report import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent

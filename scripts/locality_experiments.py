@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from batio import locality_metrics as lm  # noqa: E402
+from batio.schedulers.locality import metrics as lm  # noqa: E402
 from batio.engine.platform import read_properties  # noqa: E402
 from batio.report import markdown_table  # noqa: E402
 

@@ -4,8 +4,8 @@ IJHPCA 2023), on the embedded engine.
 For each workload family (M-BN, M-No, U-BN, U-No), I/O load alpha in
 0.2..0.8 and ``--workloads`` seeded workloads of ``--jobs`` periodic jobs
 (``workloads/periodic.py``) on ``platforms/periodic_rack.xml``, runs I/O-aware
-list scheduling (LS, ``schedulers/ioList.py``, conservative backfilling) and
-pack scheduling (``schedulers/ioPack.py``: Random, Max, Char, with
+list scheduling (LS, ``schedulers/list_vs_pack/ioList.py``, conservative backfilling) and
+pack scheduling (``schedulers/list_vs_pack/ioPack.py``: Random, Max, Char, with
 backfilling) under both I/O models of the engine: Batsim's fair sharing (the
 default) and ``io_exclusive`` (one transfer at a time, FIFO: the paper's
 model). Then it draws the paper's figures as PNG files:
@@ -56,7 +56,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from batio import periodic_metrics as pm  # noqa: E402
+from batio.schedulers.list_vs_pack import metrics as pm  # noqa: E402
 from batio.engine.run import RunSpec  # noqa: E402
 from batio.workloads import periodic  # noqa: E402
 
@@ -80,12 +80,12 @@ MARK_BEGIN, MARK_END = "<!-- tables:begin -->", "<!-- tables:end -->"
 
 def scheduler_of(strategy, index):
     if strategy == "LS":
-        return ROOT / "schedulers" / "ioList.py", {}
+        return ROOT / "schedulers" / "list_vs_pack" / "ioList.py", {}
     if strategy == "LS-LJF":
-        return ROOT / "schedulers" / "ioList.py", {"order": "ljf"}
+        return ROOT / "schedulers" / "list_vs_pack" / "ioList.py", {"order": "ljf"}
     if strategy == "LS-noIO":
-        return ROOT / "schedulers" / "ioList.py", {"bandwidth": 1e30}
-    return ROOT / "schedulers" / "ioPack.py", {"packs": strategy, "seed": index}
+        return ROOT / "schedulers" / "list_vs_pack" / "ioList.py", {"bandwidth": 1e30}
+    return ROOT / "schedulers" / "list_vs_pack" / "ioPack.py", {"packs": strategy, "seed": index}
 
 
 def workload_seed(family, alpha, index):

@@ -17,7 +17,7 @@ import sys
 import pandas as pd
 import yaml
 
-from batio.pretrain import pretrain
+from batio.schedulers.workload_adaptive.pretrain import pretrain
 from batio.workloads.stria import stria_workload
 
 ROOT = Path(__file__).resolve().parents[1]

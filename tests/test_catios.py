@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from batsim.batsim import Job
 
-from batio.demandload import DemandLoad, clip
+from batio.schedulers.catios.demandload import DemandLoad, clip
 from batio.errors import InputError
-from batio.iodemand import encode
+from batio.schedulers.catios.iodemand import encode
 from batio.options import OptionError
 from batio.schedulers import __file__ as schedulers_init
-from batio.schedulers.catios import Catios, normalised
-from batio.schedulers.tioas import IO, Tioas
+from batio.schedulers.catios.catios import Catios, normalised
+from batio.schedulers.catios.tioas import IO, Tioas
 from conftest import FakeBatsim
 
 B = 10.0  # bytes/s: small numbers keep the hand computations readable
@@ -338,7 +338,7 @@ def test_predicted_demand_comes_from_the_closest_history_job(tmp_path, caplog):
     assert sched.D(unknown).size == 0                       # no prediction: no I/O demand
     assert set(run_round(sched, 0.0)) == {"w0!known", "w0!unknown"}
     sched.onSimulationEnds()
-    log = caplog.text  # the scheduler logs through `logging` (batio.schedulers.catios)
+    log = caplog.text  # the scheduler logs through `logging` (batio.schedulers.catios.catios)
     assert "no similar history for job w0!unknown" in log
     assert "1 of 2 jobs had no prediction" in log
 
@@ -378,8 +378,8 @@ E2E_PLATFORM = """<?xml version='1.0'?>
 
 
 @pytest.mark.parametrize("scheduler, options, starts", [
-    ("catios.py", {"demand": "oracle", "priority_period": 5}, {1: 0, 2: 20, 3: 0}),
-    ("tioas.py", {"demand": "oracle", "backfill_max": 1}, {1: 0, 2: 0, 3: 20}),
+    ("catios/catios.py", {"demand": "oracle", "priority_period": 5}, {1: 0, 2: 20, 3: 0}),
+    ("catios/tioas.py", {"demand": "oracle", "backfill_max": 1}, {1: 0, 2: 0, 3: 20}),
 ])
 def test_hand_computed_schedule_on_the_embedded_engine(simulate_workload, tmp_path, scheduler, options, starts):
     platform = tmp_path / "b10.xml"

@@ -1,4 +1,4 @@
-"""The per-second I/O demand format (batio.iodemand), the Batsim profiles that
+"""The per-second I/O demand format (batio.schedulers.catios.iodemand), the Batsim profiles that
 move it through the storage link, and the CATIOS workload generator."""
 
 import json
@@ -10,7 +10,7 @@ from batsim.batsim import Job
 
 from batio.engine.platform import classify, read_properties
 from batio.errors import InputError
-from batio.iodemand import command_of, decode, demand_of, encode, phase_profiles
+from batio.schedulers.catios.iodemand import command_of, decode, demand_of, encode, phase_profiles
 from batio.jobio import bytes_moved
 from batio.workloads import catios
 from conftest import workload

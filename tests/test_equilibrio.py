@@ -10,11 +10,11 @@ import pytest
 from batsim.batsim import Job
 
 from batio.engine.run import RunSpec, simulate
-from batio.equilibrio_metrics import AloneModel, THETA_QUARTER, job_metrics, intensity_timeline, \
+from batio.schedulers.equilibrio.metrics import AloneModel, THETA_QUARTER, job_metrics, intensity_timeline, \
     mean_distance, summary, workload_jobs
 from batio.jobio import bytes_moved
 from batio.options import OptionError
-from batio.schedulers.equilibrio import (Equilibrio, IntensitySet, candidate_priorities, fairness_priority,
+from batio.schedulers.equilibrio.equilibrio import (Equilibrio, IntensitySet, candidate_priorities, fairness_priority,
                                          intensity_delta, io_intensity, knowledge_draw, normalise,
                                          system_io_intensity_with, visible_fraction, weighted_priority)
 from batio.workloads.equilibrio import equilibrio_workload
@@ -267,7 +267,7 @@ def small_workload(seed=5, count=70, nb_hosts=16):
 @pytest.mark.parametrize("backfill_rule, backfill_max", [("none", 0), ("easy", 1), ("conservative", None)])
 def test_alpha_zero_is_fcfs_with_the_same_backfill(tmp_path, backfill_rule, backfill_max):
     work = small_workload()
-    ours = run(tmp_path, "eq", work, "equilibrio.py", {"alpha": 0, "backfill": backfill_rule})
+    ours = run(tmp_path, "eq", work, "equilibrio/equilibrio.py", {"alpha": 0, "backfill": backfill_rule})
     theirs = run(tmp_path, "bf", work, "backfill.py", {"backfill_max": backfill_max, "order": "fcfs"})
     assert (ours["waiting_time"] > 100).any()  # a queue did build up
     pd.testing.assert_series_equal(ours["starting_time"], theirs["starting_time"])
@@ -276,10 +276,10 @@ def test_alpha_zero_is_fcfs_with_the_same_backfill(tmp_path, backfill_rule, back
 
 def test_no_knowledge_is_alpha_zero_and_alpha_reorders(tmp_path):
     work = small_workload()
-    fcfs = run(tmp_path, "a0", work, "equilibrio.py", {"alpha": 0})
-    blind = run(tmp_path, "blind", work, "equilibrio.py", {"alpha": 1, "knowledge": 0})
+    fcfs = run(tmp_path, "a0", work, "equilibrio/equilibrio.py", {"alpha": 0})
+    blind = run(tmp_path, "blind", work, "equilibrio/equilibrio.py", {"alpha": 1, "knowledge": 0})
     pd.testing.assert_series_equal(fcfs["starting_time"], blind["starting_time"])
-    seeing = run(tmp_path, "a1", work, "equilibrio.py", {"alpha": 1})
+    seeing = run(tmp_path, "a1", work, "equilibrio/equilibrio.py", {"alpha": 1})
     assert not np.allclose(seeing["starting_time"], fcfs["starting_time"])
 
 
@@ -300,7 +300,7 @@ def test_poster_backfill_pass_hand_computed(tmp_path, backfill_rule, expected):
     jobs = [{"id": i, "subtime": t, "walltime": wall, "res": res, "profile": f"d{run_s}",
              "io_walltime_share": 0.1, "average_bw": 1.0} for i, res, run_s, wall, t in POSTER_JOBS]
     profiles = {f"d{run_s}": {"type": "delay", "delay": run_s} for _, _, run_s, _, _ in POSTER_JOBS}
-    out = run(tmp_path, backfill_rule, {"nb_res": 4, "jobs": jobs, "profiles": profiles}, "equilibrio.py",
+    out = run(tmp_path, backfill_rule, {"nb_res": 4, "jobs": jobs, "profiles": profiles}, "equilibrio/equilibrio.py",
               {"alpha": 0, "backfill": backfill_rule}, platform=TINY)
     assert list(out["starting_time"]) == pytest.approx(expected, abs=1e-9)
 

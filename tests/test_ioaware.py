@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from batio.cli import main
-from batio.estimator import Estimate, Estimator, EstimatorError, load_history, similarity_key
-from batio.pretrain import pretrain
+from batio.schedulers.workload_adaptive.estimator import Estimate, Estimator, EstimatorError, load_history, similarity_key
+from batio.schedulers.workload_adaptive.pretrain import pretrain
 from batio.options import OptionError
 from batio.reservation import ReservationTracker
 from batio.schedulers.backfill import Backfill
-from batio.schedulers.ioAware import GIB, LUSTRE, R_NOW_KEY, IoAware
-from batio.schedulers.workloadAdaptive import (
+from batio.schedulers.workload_adaptive.ioAware import GIB, LUSTRE, R_NOW_KEY, IoAware
+from batio.schedulers.workload_adaptive.workloadAdaptive import (
     ADJUSTED, AdaptiveTracker, AdjustedTracker, JobShare, WorkloadAdaptive, adjusted_rate, adjusted_target,
     allowed_level, threshold, target_throughput, zero_mean)
 from conftest import FakeBatsim
@@ -538,9 +538,9 @@ def engine_runs(tmp_path_factory):
     history = pretrain(platform, [str(workload)], out=str(tmp / "history.json"))
     pretrained = {"estimator": "pretrained", "history": str(tmp / "history.json")}
     runs = {"easy": ("easy", {}),
-            "io_aware": ("schedulers/ioAware.py", dict(pretrained, limit=1.5, backfill_max=1)),
-            "adaptive_naive": ("schedulers/workloadAdaptive.py", dict(pretrained, two_group=False)),
-            "adaptive": ("schedulers/workloadAdaptive.py", dict(pretrained))}
+            "io_aware": ("schedulers/workload_adaptive/ioAware.py", dict(pretrained, limit=1.5, backfill_max=1)),
+            "adaptive_naive": ("schedulers/workload_adaptive/workloadAdaptive.py", dict(pretrained, two_group=False)),
+            "adaptive": ("schedulers/workload_adaptive/workloadAdaptive.py", dict(pretrained))}
     outs = {}
     for name, (scheduler, options) in runs.items():
         out = tmp / name

@@ -1,5 +1,5 @@
-"""The locality-aware policies of paper 004 (``schedulers/locality.py``) and
-their node model (``batio.nodememory``): hand-computed cases, then whole
+"""The locality-aware policies of paper 004 (``schedulers/locality/locality.py``) and
+their node model (``batio.schedulers.locality.nodememory``): hand-computed cases, then whole
 runs on the embedded engine."""
 
 import math
@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batio.errors import BatioError, SchedulerError
-from batio.nodememory import (CoreAvailability, CoreLedger, CoreProfile, FilePlan, LoadCase,
+from batio.schedulers.locality.nodememory import (CoreAvailability, CoreLedger, CoreProfile, FilePlan, LoadCase,
                               NodeMemory, load_seconds, plan_cores, truncated_load_seconds)
-from batio.schedulers import locality
-from batio.schedulers.locality import Locality, NodeScores, Plan, UserJob
+from batio.schedulers.locality import locality
+from batio.schedulers.locality.locality import Locality, NodeScores, Plan, UserJob
 from batsim.batsim import Job
 
 SCHEDULER = locality.__file__

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from batio import locality_metrics as lm
+from batio.schedulers.locality import metrics as lm
 from batio.engine.run import RunSpec, simulate
-from batio.schedulers import locality
+from batio.schedulers.locality import locality
 from batio.workloads.memcluster486 import Slice, convert, dumps
 
 REPO = Path(__file__).parent.parent

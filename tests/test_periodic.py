@@ -9,17 +9,17 @@ import pandas as pd
 import pytest
 from batsim.batsim import Job
 
-from batio import periodic_metrics as pm
+from batio.schedulers.list_vs_pack import metrics as pm
 from batio.options import OptionError
-from batio.schedulers.ioList import IoList, PeriodicJobInfo
-from batio.schedulers.ioPack import IoPack, build_packs
+from batio.schedulers.list_vs_pack.ioList import IoList, PeriodicJobInfo
+from batio.schedulers.list_vs_pack.ioPack import IoPack, build_packs
 from batio.workloads import periodic
 from conftest import TESTS, TINY
 
 ROOT = TESTS.parent
 RACK = ROOT / "platforms" / "periodic_rack.xml"
-IO_LIST = ROOT / "schedulers" / "ioList.py"
-IO_PACK = ROOT / "schedulers" / "ioPack.py"
+IO_LIST = ROOT / "schedulers" / "list_vs_pack" / "ioList.py"
+IO_PACK = ROOT / "schedulers" / "list_vs_pack" / "ioPack.py"
 B = periodic.DEFAULT_BANDWIDTH
 ALPHA_TOLERANCE = 1e-6  # stated in workloads/periodic.py
 

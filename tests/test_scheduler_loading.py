@@ -18,23 +18,24 @@ from test_cli import three_delay_jobs
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("name, module, cls", [("catios", "catios", "Catios"), ("easy", "backfill", "Backfill"),
-                                               ("lea", "locality", "Locality"), ("tioas", "tioas", "Tioas")])
-def test_catalog_name_file_path_and_import_give_the_same_class(tmp_path, monkeypatch, name, module, cls):
+@pytest.mark.parametrize("name, file, cls", [("catios", "catios/catios", "Catios"), ("easy", "backfill", "Backfill"),
+                                             ("lea", "locality/locality", "Locality"), ("tioas", "catios/tioas", "Tioas")])
+def test_catalog_name_file_path_and_import_give_the_same_class(tmp_path, monkeypatch, name, file, cls):
     import importlib
-    imported = getattr(importlib.import_module(f"batio.schedulers.{module}"), cls)
+    module = "batio.schedulers." + file.replace("/", ".")
+    imported = getattr(importlib.import_module(module), cls)
     from_catalog, _ = catalog.scheduler_file_and_options(name)
-    link = tmp_path / f"{module}.py"
-    link.symlink_to(ROOT / "schedulers" / f"{module}.py")
+    link = tmp_path / f"{Path(file).name}.py"
+    link.symlink_to(ROOT / "schedulers" / f"{file}.py")
     monkeypatch.chdir(ROOT)
-    for path in (from_catalog, ROOT / "schedulers" / f"{module}.py", f"schedulers/{module}.py", link):
+    for path in (from_catalog, ROOT / "schedulers" / f"{file}.py", f"schedulers/{file}.py", link):
         assert launcher.scheduler_class(path) is imported, path
-    assert imported.__module__ == f"batio.schedulers.{module}"
+    assert imported.__module__ == module
 
 
 def test_a_loaded_scheduler_is_an_instance_of_the_imported_class():
     from batio.schedulers.backfill import QueueScheduler
-    from batio.schedulers.catios import Catios
+    from batio.schedulers.catios.catios import Catios
     path, options = catalog.scheduler_file_and_options("catios-oracle")
     scheduler = load_scheduler(path, options)
     assert type(scheduler) is Catios and isinstance(scheduler, QueueScheduler)
@@ -43,7 +44,7 @@ def test_a_loaded_scheduler_is_an_instance_of_the_imported_class():
 def test_pybatsim_bundled_schedulers_keep_the_name_schedulers(monkeypatch):
     # The old order of trouble: a batio file loaded by path from the repository root, then pybatsim's.
     monkeypatch.chdir(ROOT)
-    launcher.scheduler_class("schedulers/catios.py")
+    launcher.scheduler_class("schedulers/catios/catios.py")
     path, _ = catalog.scheduler_file_and_options("easyBackfill")
     found = launcher.scheduler_class(path)
     import schedulers.easyBackfill
@@ -56,8 +57,8 @@ def test_a_fresh_process_resolves_every_name_to_one_module():
     """No earlier import to lean on: `python -c` from the repository root,
     where a plain `import schedulers` would find batio's folder first."""
     check = ("from batio import catalog, launcher; import sys;"
-             "import batio.schedulers.catios as c;"
-             "assert launcher.load_module('schedulers/catios.py') is c;"
+             "import batio.schedulers.catios.catios as c;"
+             "assert launcher.load_module('schedulers/catios/catios.py') is c;"
              "assert launcher.load_module(catalog.scheduler_file_and_options('catios')[0]) is c;"
              "e = launcher.load_module(catalog.scheduler_file_and_options('easyBackfill')[0]);"
              "import schedulers.easyBackfill as again; assert again is e;"

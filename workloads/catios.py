@@ -36,10 +36,10 @@ min(nodes x 1 GB/s, 6 GB/s), and rounded to 50 MB/s; periods vary by +-5 %
 within a run. Levels hold for whole seconds, so the run-length encoding
 stays short and identical transfer profiles are shared between jobs.
 
-Each job carries ``io_demand`` and ``command`` (``batio.iodemand``), its
+Each job carries ``io_demand`` and ``command`` (``batio.schedulers.catios.iodemand``), its
 node count as ``res``, its ``family`` (to score a matcher; schedulers do
 not read it), and a Batsim profile that moves its demand through the
-storage link over time (``batio.iodemand.phase_profiles``). The file names
+storage link over time (``batio.schedulers.catios.iodemand.phase_profiles``). The file names
 its workload in ``workload``.
 
 I/O intensity (``io_scale``, default 1): every job moves ``io_scale``
@@ -82,7 +82,7 @@ from typing import Callable
 
 import numpy as np
 
-from batio.iodemand import DEFAULT_CHUNK_SECONDS, alone_rate, encode, phase_profiles
+from batio.schedulers.catios.iodemand import DEFAULT_CHUNK_SECONDS, alone_rate, encode, phase_profiles
 
 # platforms/catios_cluster.xml
 NB_NODES = 128
@@ -332,7 +332,7 @@ def main(argv=None):
                         help="offered node-seconds over the arrival span, per node-second of the cluster")
     parser.add_argument("--name", default="catios_bw", help="the workload's name (its 'workload' field)")
     parser.add_argument("--chunk-seconds", type=int, default=DEFAULT_CHUNK_SECONDS,
-                        help="seconds per transfer chunk of a phase (batio.iodemand)")
+                        help="seconds per transfer chunk of a phase (batio.schedulers.catios.iodemand)")
     parser.add_argument("--io-scale", type=float, default=1.0,
                         help="I/O intensity: every job moves this many times the bytes (> 0)")
     args = parser.parse_args(argv)

@@ -54,7 +54,7 @@ from procset import ProcSet
 
 from batio.options import Option, parse_options
 from batio.schedulers.backfill import QueueScheduler, job_id_key
-from batio.schedulers.ioList import PeriodicJobInfo, bandwidth_option
+from batio.schedulers.list_vs_pack.ioList import PeriodicJobInfo, bandwidth_option
 
 VARIANTS = ("Random", "Max", "Char")
 _TOLERANCE = 1e-9  # relative, for sums of float volumes

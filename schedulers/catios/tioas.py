@@ -2,11 +2,11 @@
 002, "Compared methods"; the poster's references [1, 2]: schedulers that
 "use average I/O bandwidth").
 
-It is paper 000's I/O-aware backfilling (``schedulers/ioAware.py``, Section
+It is paper 000's I/O-aware backfilling (``schedulers/workload_adaptive/ioAware.py``, Section
 VI) with one change: a job's bandwidth need r_j is the average of its
 per-second demand, mean(D), instead of the estimator's history of app
 rates. D is the same as CATIOS's (``demand``: predicted from the command
-line, or the oracle's true profile; ``schedulers/catios.py``) and so is
+line, or the oracle's true profile; ``schedulers/catios/catios.py``) and so is
 the storage bandwidth B. Every running or planned job holds r_j over its
 walltime window next to its hosts in the reservation tracker, so the sum of
 the averages never exceeds B at any planned instant; the rest is
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from batsim.batsim import Job
 
 from batio.schedulers.backfill import Backfill
-from batio.schedulers.catios import DEMAND_OPTIONS, DemandAware
+from batio.schedulers.catios.catios import DEMAND_OPTIONS, DemandAware
 
 IO = "io"  # the tracker's bandwidth resource: the storage, limited to B
 

@@ -1,7 +1,7 @@
-"""Pretraining of the history-based estimator (batio/estimator.py): each job
+"""Pretraining of the history-based estimator (schedulers/workload_adaptive/estimator.py): each job
 type's first job run alone through the embedded engine.
 
-``python -m batio.pretrain --platform P --workload W --out history.json``
+``python -m batio.schedulers.workload_adaptive.pretrain --platform P --workload W --out history.json``
 writes the history file that the estimator's mode ``pretrained`` reads. Kept
 apart from the estimator, which schedulers import, so that they never import
 the engine that runs them.
@@ -19,8 +19,8 @@ import tempfile
 from batio.catalog import platform_path, scheduler_file_and_options, workload_path
 from batio.engine.run import RunSpec, simulate
 from batio.errors import BatioError
-from batio.estimator import EstimatorError, similarity_key
 from batio.jobio import bytes_moved
+from batio.schedulers.workload_adaptive.estimator import EstimatorError, similarity_key
 
 
 def pretrain(platform: str, workloads: Sequence[str], out: str | None = None,
@@ -63,7 +63,7 @@ def pretrain(platform: str, workloads: Sequence[str], out: str | None = None,
                              "runtime": runtime, "bytes": read + written,
                              "job": f"w{index}!{raw['id']}"}
     history = {"apps": apps, "platform": str(platform), "workloads": [str(w) for w in workloads],
-               "how": "each job type's first job run alone (batio.pretrain)"}
+               "how": "each job type's first job run alone (batio.schedulers.workload_adaptive.pretrain)"}
     if out is not None:
         Path(out).write_text(json.dumps(history, indent=1) + "\n")
     return history
@@ -79,7 +79,7 @@ def _only_row(path: Path) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m batio.pretrain",
+        prog="python -m batio.schedulers.workload_adaptive.pretrain",
         description="Write a history file for estimator 'pretrained': each job type of the workloads "
                     "run alone on the platform through the embedded engine.")
     parser.add_argument("--platform", required=True)
@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         history = pretrain(args.platform, args.workload, args.out)
     except BatioError as error:
-        print(f"python -m batio.pretrain: error: {error}", file=sys.stderr)
+        print(f"python -m batio.schedulers.workload_adaptive.pretrain: error: {error}", file=sys.stderr)
         return 2
     for key, values in history["apps"].items():
         print(f"{key}: {values['rate'] / 2**30:.4f} GiB/s over {values['runtime']:.3f} s")

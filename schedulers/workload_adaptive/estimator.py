@@ -61,16 +61,16 @@ when the job has none).
 the job running alone (Section VI: "pre-trained by running jobs in
 isolation"), weighted like one completed job. The alone values come from a
 history file (or the same mapping inline), which
-``python -m batio.pretrain --platform P --workload W --out history.json``
+``python -m batio.schedulers.workload_adaptive.pretrain --platform P --workload W --out history.json``
 writes by running, through the embedded engine, the first job of each type
-of the workload alone on the platform (``batio.pretrain``). A job type missing from
+of the workload alone on the platform (``batio.schedulers.workload_adaptive.pretrain``). A job type missing from
 the history is estimated as in ``untrained``.
 
 History file (JSON; rates in bytes/s, runtimes in s)::
 
     {"apps": {"write8": {"rate": 1.2e9, "runtime": 70.0}, "sleep": {"rate": 0, "runtime": 600}}}
 
-The inline form may omit the ``"apps"`` level. ``batio.pretrain`` adds, per app,
+The inline form may omit the ``"apps"`` level. ``batio.schedulers.workload_adaptive.pretrain`` adds, per app,
 the job it ran, its bytes, and the platform, for the record.
 """
 from __future__ import annotations
@@ -150,9 +150,9 @@ class Estimator:
         path or mapping, required) or ``"untrained"`` (no history)."""
         if mode == "pretrained":
             if history is None:
-                raise EstimatorError("estimator 'pretrained' needs a history: the option 'history' gives "
-                                     "a history file (write one with python -m batio.pretrain) or "
-                                     "{app: {\"rate\": bytes/s, \"runtime\": s}}")
+                raise EstimatorError("estimator 'pretrained' needs a history: the option 'history' gives a "
+                                     "history file (write one with python -m batio.schedulers.workload_adaptive."
+                                     "pretrain) or {app: {\"rate\": bytes/s, \"runtime\": s}}")
             return cls(decay, load_history(history))
         if mode == "untrained":
             if history is not None:

@@ -50,7 +50,7 @@ simulator (``tests/test_locality_authors.py``).
 Mechanism (runs unchanged on Batsim 4.2, which must be started with
 ``--enable-dynamic-jobs --enable-compute-sharing``, without
 ``--disable-storage-sharing``): each node is one Batsim compute host shared by
-its jobs; cores and memory are tracked here (``batio.nodememory``). A job
+its jobs; cores and memory are tracked here (``batio.schedulers.locality.nodememory``). A job
 decided at t_k on node k either runs at once (its file is in k's memory,
 case 1), or first waits for a load: this scheduler registers a dynamic job
 ``loads!N`` whose profile is ``parallel_homogeneous_pfs`` reading the file's
@@ -122,7 +122,9 @@ import numpy as np
 from procset import ProcSet
 
 from batio.errors import InputError, SchedulerError
-from batio.nodememory import (
+from batio.options import Option, parse_options
+from batio.schedulers.backfill import QueueScheduler, job_id_key, time_limit
+from batio.schedulers.locality.nodememory import (
     CoreLedger,
     FilePlan,
     LoadCase,
@@ -131,8 +133,6 @@ from batio.nodememory import (
     plan_cores,
     truncated_load_seconds,
 )
-from batio.options import Option, parse_options
-from batio.schedulers.backfill import QueueScheduler, job_id_key, time_limit
 
 LOADS_WORKLOAD = "loads"
 STORAGE_LABEL = "pfs"

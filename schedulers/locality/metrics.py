@@ -1,7 +1,7 @@
 """Metrics of paper 004 (locality-aware scheduling, Sections 3 and 5), computed
 from a run's ``_jobs.csv`` and its workload JSON only.
 
-Per user job (``schedulers/locality.py`` writes ``node``, ``decided`` (t_k),
+Per user job (``schedulers/locality/locality.py`` writes ``node``, ``decided`` (t_k),
 ``case`` and ``reused`` in the job's Batsim metadata):
 
 * queue time = t_k - SubTime: until the scheduler gave the job its cores;
@@ -49,7 +49,8 @@ def job_table(prefix, workload_path, link_bandwidth: float) -> pd.DataFrame:
         meta = _metadata(job.metadata)
         if "decided" not in meta:
             raise InputError(f"{prefix}_jobs.csv", "no locality metadata (decided=...): was the run made by "
-                                                   "schedulers/locality.py?", job=f"w0!{local_id}", field="metadata")
+                                                   "schedulers/locality/locality.py?",
+                             job=f"w0!{local_id}", field="metadata")
         duration = float(profiles[spec["profile"]]["delay"])
         decided = float(meta["decided"])
         rows.append({

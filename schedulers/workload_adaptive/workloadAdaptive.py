@@ -14,7 +14,7 @@ reached the adjusted target R~'. Without it (``two_group: false``, the
 r_zero_mean = 0, R~' = R~ and r_j' = r_j.
 
 Formulas, with the paper's names (r_j bytes/s and d_j s from
-``batio.estimator``; n_j hosts; N compute hosts; b_j start; L_j walltime)
+``batio.schedulers.workload_adaptive.estimator``; n_j hosts; N compute hosts; b_j start; L_j walltime)
 --------------------------------------------------------------------------
 Some are garbled in the PDF conversion of the paper; they are reconstructed
 from its text and marked [reconstructed].
@@ -98,7 +98,7 @@ import numpy as np
 
 from batio.options import Option, parse_options
 from batio.reservation import ReservationTracker, Slot
-from batio.schedulers.ioAware import LUSTRE, R_NOW_KEY, IoAware
+from batio.schedulers.workload_adaptive.ioAware import LUSTRE, R_NOW_KEY, IoAware
 
 ADJUSTED = "lustre_adjusted"
 """Key of r_j' in a regular job's bandwidth need; AdaptiveTracker routes it to AT."""
