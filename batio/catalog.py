@@ -70,10 +70,47 @@ BUNDLED_INPUTS = {
 }
 BUNDLED_INPUTS_OF_NAME = {"easy-ljf": ("catios_cluster", "catios_bw")}
 
+# What a scheduler file's policies need of their inputs to do what their
+# paper describes, rather than fail or quietly behave as a baseline:
+# `batio matrix` (batio/matrix.py) checks them and skips, with the reason, a
+# policy whose input lacks one.
+REQUIREMENT_KEYS = {
+    "storage": "a storage host (a host whose role is 'storage')",
+    "io": "jobs whose profiles move bytes to or from storage",
+    "storage_property": "a property that exactly one storage host carries",
+    "host_properties": "numeric properties that every compute host carries",
+    "job_fields": "fields that every job carries",
+    "single_host_jobs": "every job asks for one host",
+    "options": "options the input must give (the scheduler's default describes its bundled platform only)",
+}
+IO_AWARE = {"storage": True, "io": True}
+DEMAND_AWARE = {**IO_AWARE, "storage_property": ("bandwidth",)}
+PREDICTED_DEMAND = {**DEMAND_AWARE, "job_fields": ("command",)}
+ORACLE_DEMAND = {**DEMAND_AWARE, "job_fields": ("io_demand",)}
+REQUIRES = {
+    "backfill.py": {},
+    "ioAware.py": IO_AWARE,
+    "workloadAdaptive.py": IO_AWARE,
+    "ioList.py": {**IO_AWARE, "options": ("bandwidth",)},
+    "ioPack.py": {**IO_AWARE, "options": ("bandwidth",)},
+    "equilibrio.py": {**IO_AWARE, "job_fields": ("io_walltime_share", "average_bw")},
+    "catios.py": PREDICTED_DEMAND,
+    "tioas.py": PREDICTED_DEMAND,
+    "locality.py": {"storage": True, "host_properties": ("cores", "memory_bytes", "link_bandwidth"),
+                    "job_fields": ("cores", "file", "file_bytes"), "single_host_jobs": True},
+}
+REQUIRES_OF_NAME = {name: ORACLE_DEMAND for name, (_, presets, *_) in SCHEDULERS.items()
+                    if presets.get("demand") == "oracle"}
+
 
 def bundled_inputs(name):
     """(platform, workload) names a catalog scheduler runs on in the papers' studies."""
     return BUNDLED_INPUTS_OF_NAME.get(name) or BUNDLED_INPUTS[SCHEDULERS[name][0]]
+
+
+def requirements(name):
+    """What the catalog scheduler ``name`` needs of an input (``REQUIRES``)."""
+    return REQUIRES_OF_NAME.get(name) or REQUIRES[SCHEDULERS[name][0]]
 
 
 def _bundled(package, suffix):
