@@ -202,8 +202,8 @@ def command_matrix(args):
     simulated = float(table["wall_time_s"].fillna(0).sum()) if "wall_time_s" in table else 0.0
     made_by = (f"Made by `{command}` (batio {__version__}): {elapsed:.0f} s wall time, {counts['ran']} of "
                f"{counts['planned']} runs (reference runs included) simulated by it, "
-               f"{counts['skipped']} reused from its output folder; the ranked runs took {simulated:.0f} s "
-               "of simulation wall time in all.")
+               f"{counts['skipped']} reused from its output folder; the policy runs took {simulated:.0f} s "
+               "of simulation wall time in all (sum of the policy runs' own wall times).")
     page = write_page(Path(args.page) if args.page else Path(out) / "matrix.md", table, skipped, summaries, made_by)
     print(f"runs: {counts['planned']} planned (reference runs included), {counts['ran']} run now, "
           f"{counts['skipped']} already finished; {len(skipped)} pairs skipped (see the page)")

@@ -132,14 +132,8 @@ def _input(entry, index, base, source, default_jobs):
 
 def load_matrix(path, small=False):
     """Read and check a matrix config; ``small`` applies its ``small`` section."""
-    import yaml
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such matrix config file")
-    try:
-        config = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        raise InputError(path, f"not valid YAML: {str(error).splitlines()[0]}") from None
+    config = sweep.read_yaml(path, "matrix config")
     if not isinstance(config, dict):
         raise InputError(path, "must be a YAML mapping with keys inputs and schedulers")
     sweep._reject_unknown_keys(config, CONFIG_KEYS, path, "")
@@ -152,19 +146,21 @@ def load_matrix(path, small=False):
     sweep._reject_unknown_keys(smaller, SMALL_KEYS, path, "small")
     if small and not smaller:
         raise InputError(path, "--small needs a `small` section saying what it changes", field="small")
-    chosen = {**config, **smaller} if small else config
-    where = "small." if small and "jobs" in smaller else ""
-    default_jobs = _jobs_count(chosen["jobs"], path, f"{where}jobs") if "jobs" in chosen else None
-    schedulers = _scheduler_names(chosen["schedulers"], path,
-                                  "small.schedulers" if small and "schedulers" in smaller else "schedulers")
+    jobs = _jobs_count(config["jobs"], path, "jobs") if "jobs" in config else None
+    schedulers = _scheduler_names(config["schedulers"], path, "schedulers")
+    small_jobs = _jobs_count(smaller["jobs"], path, "small.jobs") if "jobs" in smaller else None
+    small_schedulers = (_scheduler_names(smaller["schedulers"], path, "small.schedulers")
+                        if "schedulers" in smaller else None)
     inputs = config["inputs"]
     if not isinstance(inputs, list) or not inputs:
         raise InputError(path, f"expected {CONFIG_KEYS['inputs']}, got {inputs!r}", field="inputs")
     base = path.resolve().parent
-    items = [_input(entry, index, base, path, default_jobs) for index, entry in enumerate(inputs)]
-    if small and "jobs" in smaller:  # --small's job count bounds every input, its own `jobs` included
-        for item in items:
-            item.jobs = min(item.jobs or default_jobs, default_jobs)
+    items = [_input(entry, index, base, path, jobs) for index, entry in enumerate(inputs)]
+    if small:
+        schedulers = small_schedulers or schedulers
+        if small_jobs:  # --small's job count bounds every input, its own `jobs` included
+            for item in items:
+                item.jobs = min(item.jobs or small_jobs, small_jobs)
     return Matrix(str(path), items, schedulers, sweep._run_options(config.get("run_options", {}), path))
 
 
@@ -270,7 +266,8 @@ def run_matrix(matrix, out, workers=0, retry_failed=False, progress=True):
     out = Path(out).resolve()
     runs, skipped, summaries = plan_matrix(matrix, out)
     counts = sweep.run_all(runs, out, workers, retry_failed=retry_failed, progress=progress)
-    table = sweep.gather(runs, out) if runs else pd.DataFrame(columns=["platform", "workload", "policy", "status"])
+    table = (sweep.gather(runs, out) if runs else
+             pd.DataFrame(columns=["status", "error", "policy", "platform", "workload", *sweep.METRICS]))
     sweep.write_results(table, out)
     return table, skipped, summaries, counts
 

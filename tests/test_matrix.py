@@ -127,9 +127,9 @@ def backfill_case(folder):
 def test_tiny_matrix_ranks_hand_checked_schedules_and_lists_skips(tmp_path):
     workload = backfill_case(tmp_path)
     config = write_yaml(tmp_path, {
-        "schedulers": ["fcfs", "easy", "conservative", "io_aware", "lea"],
+        "schedulers": ["fcfs", "easy", "conservative", "io_aware", "lea", "iolist"],
         "inputs": [{"platform": "cluster16_pfs", "workload": str(workload)},
-                   {"platform": "cluster16_pfs", "workload": "demo", "jobs": 4}]})
+                   {"platform": "cluster16_pfs", "workload": "demo", "jobs": 4, "options": {"bandwidth": 1000000000}}]})
     out, page = tmp_path / "out", tmp_path / "matrix.md"
     assert main(["matrix", str(config), "--out", str(out), "--page", str(page), "--quiet"]) == 0
     results = pd.read_csv(out / "results.csv").set_index(["workload", "policy"])
@@ -143,8 +143,12 @@ def test_tiny_matrix_ranks_hand_checked_schedules_and_lists_skips(tmp_path):
         assert case.loc[policy, "mean_wait"] == pytest.approx(99 / 3, abs=0.01)
         assert case.loc[policy, "max_slowdown"] == pytest.approx(199 / 100, abs=0.01)
     # The demo's jobs do I/O: io_aware runs there, with the I/O slowdown from a reference run.
-    assert set(results.loc["demo-first4"].index) == {"fcfs", "easy", "conservative", "io_aware"}
-    assert results.loc["demo-first4"]["mean_io_slowdown"].notna().all()
+    # The input's options reach the policies that declare them, and those only.
+    demo = results.loc["demo-first4"]
+    assert set(demo.index) == {"fcfs", "easy", "conservative", "io_aware", "iolist"}
+    assert demo["mean_io_slowdown"].notna().all()
+    assert json.loads(demo.loc["iolist", "options"])["bandwidth"] == 1e9
+    assert "bandwidth" not in json.loads(demo.loc["io_aware", "options"])
 
     text = page.read_text()
     section = text.split("## backfill_case on cluster16_pfs")[1].split("## demo on")[0]
@@ -156,5 +160,20 @@ def test_tiny_matrix_ranks_hand_checked_schedules_and_lists_skips(tmp_path):
     assert ("| io_aware | no job moves bytes to or from storage (the profiles only compute or wait) |"
             in section)
     assert "| lea | compute hosts lack numeric properties" in section
-    assert "| backfill_case on cluster16_pfs | 3 | 3 | 2 | 0 |" in text   # jobs, ranked, skipped, failed
+    assert "| backfill_case on cluster16_pfs | 3 | 3 | 3 | 0 |" in text   # jobs, ranked, skipped, failed
+    assert ("| iolist | no job moves bytes to or from storage (the profiles only compute or wait); needs option "
+            "'bandwidth' from the input (its default describes periodic_rack), which this input does not give |"
+            in section)
     assert "mean I/O slowdown" in text.split("## demo on")[1]
+
+
+def test_a_matrix_where_nothing_fits_runs_nothing_and_says_why(tmp_path):
+    config = write_yaml(tmp_path, {"schedulers": ["io_aware", "lea"],
+                                   "inputs": [{"platform": "kth_sp2", "workload": "kth_sp2_first300", "jobs": 5}]})
+    out, page = tmp_path / "out", tmp_path / "matrix.md"
+    assert main(["matrix", str(config), "--out", str(out), "--page", str(page), "--quiet"]) == 0
+    assert not list((out / "runs").iterdir())
+    text = page.read_text()
+    assert "0 runs ranked, 2 pairs skipped, 0 runs failed, over 1 inputs." in text
+    assert "| kth_sp2_first300 on kth_sp2 | 5 | 0 | 2 | 0 | - | - | - | - | n/a (no I/O) |" in text
+    assert "| io_aware | no job moves bytes to or from storage" in text
