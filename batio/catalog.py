@@ -101,6 +101,12 @@ REQUIRES = {
 }
 REQUIRES_OF_NAME = {name: ORACLE_DEMAND for name, (_, presets, *_) in SCHEDULERS.items()
                     if presets.get("demand") == "oracle"}
+# Job fields that stand for work a scheduler file's policies carry out
+# themselves: the locality policies load each job's `file` onto its node (a
+# dynamic job) before running it. Any other policy would run such jobs
+# without that work, so an input whose jobs carry one of these fields fits
+# only the policies that perform it (`batio matrix`).
+PERFORMS = {"locality.py": ("file",)}
 
 
 def bundled_inputs(name):
@@ -111,6 +117,11 @@ def bundled_inputs(name):
 def requirements(name):
     """What the catalog scheduler ``name`` needs of an input (``REQUIRES``)."""
     return REQUIRES_OF_NAME.get(name) or REQUIRES[SCHEDULERS[name][0]]
+
+
+def performed_by(field):
+    """The scheduler files whose policies carry out the work a job ``field`` stands for (``PERFORMS``)."""
+    return [module for module, fields in PERFORMS.items() if field in fields]
 
 
 def _bundled(package, suffix):

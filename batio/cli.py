@@ -198,7 +198,8 @@ def command_matrix(args):
                                                    retry_failed=args.retry_failed, progress=not args.quiet)
     elapsed = time.perf_counter() - started
     command = " ".join(["batio matrix", args.config] + (["--small"] if args.small else [])
-                       + [f"--workers {args.workers}"])
+                       + [f"--workers {args.workers}"] + ([f"--out {args.out}"] if args.out else [])
+                       + ([f"--page {args.page}"] if args.page else []))
     simulated = float(table["wall_time_s"].fillna(0).sum()) if "wall_time_s" in table else 0.0
     made_by = (f"Made by `{command}` (batio {__version__}): {elapsed:.0f} s wall time, {counts['ran']} of "
                f"{counts['planned']} runs (reference runs included) simulated by it, "

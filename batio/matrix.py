@@ -218,6 +218,13 @@ def unmet_requirements(name, facts, given_options):
         if wide:
             reasons.append(f"{len(wide)} of {len(facts.jobs)} jobs ask for more than one host "
                            f"(e.g. job {wide[0]['id']}: {wide[0]['res']})")
+    module = catalog.SCHEDULERS[name][0]
+    for key in dict.fromkeys(key for fields in catalog.PERFORMS.values() for key in fields):
+        performers = catalog.performed_by(key)
+        carrying = sum(key in job for job in facts.jobs)
+        if module not in performers and carrying:
+            reasons.append(f"{carrying} of {len(facts.jobs)} jobs carry field '{key}', work that only the policies "
+                           f"of {', '.join(performers)} carry out: this one would run the jobs without it")
     for option in needs.get("options", ()):
         if option not in given_options:
             reasons.append(f"needs option '{option}' from the input (its default describes "
@@ -331,7 +338,9 @@ PAGE_NOTES = """\
   `batio/catalog.py` (`REQUIRES`) and checked on the platform's hosts and the
   workload's jobs (`batio/matrix.py`, `unmet_requirements`); a pair that lacks
   something is not run and is listed under *Skipped* with every unmet requirement.
-  The requirements:
+  Conversely, a job field that stands for work some schedulers carry out themselves
+  (`PERFORMS`: the locality policies load each job's `file`) makes its input fit
+  those schedulers only. The requirements:
 """
 
 

@@ -57,6 +57,11 @@ def test_a_pair_that_lacks_something_is_skipped_with_every_reason():
     assert unmet_requirements("iolist", facts("stria15_lustre", "stria_w2"), {}) == [
         "needs option 'bandwidth' from the input (its default describes periodic_rack), which this input does not give"]
     assert unmet_requirements("iolist", facts("stria15_lustre", "stria_w2"), {"bandwidth": 1e9}) == []
+    # The slice's jobs each need their input file loaded, which only the locality policies do:
+    # a baseline would run them without any load.
+    assert unmet_requirements("fcfs", facts("memcluster486", "memcluster486_slice"), {}) == [
+        "1667 of 1667 jobs carry field 'file', work that only the policies of locality.py carry out: "
+        "this one would run the jobs without it"]
 
 
 def test_every_catalog_name_declares_what_it_needs():
@@ -76,6 +81,8 @@ def test_the_bundled_matrix_plans_each_family_only_where_it_fits(tmp_path):
     assert {workload for policy, workload in ran if policy == "lea"} == {"memcluster486_slice-first20"}
     assert {workload for policy, workload in ran if policy == "catios"} == {"catios_bw-first20"}
     assert {workload for policy, workload in ran if policy == "equilibrio"} == {"equilibrio_theta-first20"}
+    assert {policy for policy, workload in ran if workload == "memcluster486_slice-first20"} == {
+        name for name in catalog.SCHEDULERS if catalog.SCHEDULERS[name][0] == "locality.py"}
     assert {policy for policy, workload in ran if workload == "kth_sp2_first300-first20"} == {
         "fcfs", "easy", "conservative", "backfill", "easy-ljf"}
     # Stria has no single I/O node: list/pack scheduling is skipped there, run where the config gives one.
@@ -177,3 +184,16 @@ def test_a_matrix_where_nothing_fits_runs_nothing_and_says_why(tmp_path):
     assert "0 runs ranked, 2 pairs skipped, 0 runs failed, over 1 inputs." in text
     assert "| kth_sp2_first300 on kth_sp2 | 5 | 0 | 2 | 0 | - | - | - | - | n/a (no I/O) |" in text
     assert "| io_aware | no job moves bytes to or from storage" in text
+
+
+@pytest.mark.slow
+def test_the_small_matrix_runs_every_fitting_pair_without_failure(tmp_path):
+    """`batio matrix scripts/sweeps/matrix.yaml --small` (CI's variant, about 2.5 min): every
+    catalog policy either runs on an input or is skipped with a reason, and no run fails."""
+    out, page = tmp_path / "out", tmp_path / "matrix.md"
+    assert main(["matrix", str(CONFIG), "--small", "--out", str(out), "--page", str(page), "--quiet"]) == 0
+    results = pd.read_csv(out / "results.csv")
+    assert set(results["status"]) == {"ok"}
+    text = page.read_text()
+    skipped = int(text.split(" pairs skipped")[0].rsplit(", ", 1)[1])
+    assert len(results) + skipped == len(load_matrix(CONFIG).inputs) * len(catalog.SCHEDULERS)
