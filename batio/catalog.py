@@ -81,16 +81,20 @@ REQUIREMENT_KEYS = {
     "host_properties": "numeric properties that every compute host carries",
     "job_fields": "fields that every job carries",
     "single_host_jobs": "every job asks for one host",
-    "options": "options the input must give (the scheduler's default describes its bundled platform only)",
+    "options": "options the input must give unless its platform is the scheduler's bundled one, "
+               "which their defaults describe",
 }
 IO_AWARE = {"storage": True, "io": True}
+# Throughput limits whose defaults describe one bundled platform: R_limit (GiB/s, Stria's)
+# and the one I/O node's bandwidth (bytes/s, periodic_rack's).
+LIMITED = {**IO_AWARE, "options": ("limit",)}
 DEMAND_AWARE = {**IO_AWARE, "storage_property": ("bandwidth",)}
 PREDICTED_DEMAND = {**DEMAND_AWARE, "job_fields": ("command",)}
 ORACLE_DEMAND = {**DEMAND_AWARE, "job_fields": ("io_demand",)}
 REQUIRES = {
     "backfill.py": {},
-    "ioAware.py": IO_AWARE,
-    "workloadAdaptive.py": IO_AWARE,
+    "ioAware.py": LIMITED,
+    "workloadAdaptive.py": LIMITED,
     "ioList.py": {**IO_AWARE, "options": ("bandwidth",)},
     "ioPack.py": {**IO_AWARE, "options": ("bandwidth",)},
     "equilibrio.py": {**IO_AWARE, "job_fields": ("io_walltime_share", "average_bw")},

@@ -168,6 +168,7 @@ def load_matrix(path, small=False):
 @dataclass
 class InputFacts:
     """What the requirements are checked against."""
+    platform: Path             # the platform file, resolved
     storage: dict              # storage host -> its properties
     compute: dict              # compute host -> its properties
     jobs: list                 # the workload's jobs (dicts)
@@ -182,7 +183,7 @@ class InputFacts:
         profiles = workload["profiles"]
         does_io = any(sum(bytes_moved(profiles[job["profile"]], profiles, job["res"])) > 0
                       for job in workload["jobs"])
-        return cls(storage, compute, workload["jobs"], does_io)
+        return cls(Path(platform_path).resolve(), storage, compute, workload["jobs"], does_io)
 
 
 def _numeric(value):
@@ -225,10 +226,12 @@ def unmet_requirements(name, facts, given_options):
         if module not in performers and carrying:
             reasons.append(f"{carrying} of {len(facts.jobs)} jobs carry field '{key}', work that only the policies "
                            f"of {', '.join(performers)} carry out: this one would run the jobs without it")
-    for option in needs.get("options", ()):
-        if option not in given_options:
-            reasons.append(f"needs option '{option}' from the input (its default describes "
-                           f"{catalog.bundled_inputs(name)[0]}), which this input does not give")
+    bundled = catalog.bundled_inputs(name)[0]
+    if Path(catalog.platform_path(bundled)).resolve() != facts.platform:
+        for option in needs.get("options", ()):
+            if option not in given_options:
+                reasons.append(f"needs option '{option}' from the input (its default describes {bundled}), "
+                               "which this input does not give")
     return reasons
 
 
@@ -256,7 +259,8 @@ def plan_matrix(matrix, out):
                 skipped.append(Skip(platform, label, name, "; ".join(reasons)))
                 continue
             wanted = catalog.requirements(name).get("options", ())
-            policies.append(sweep.Policy(name, name, {key: item.options[key] for key in wanted}))
+            policies.append(sweep.Policy(name, name, {key: value for key, value in item.options.items()
+                                                      if key in wanted}))
         if not policies:
             continue
         # A reference run (jobs alone) only where there is I/O to slow jobs down.

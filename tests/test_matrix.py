@@ -33,14 +33,15 @@ def test_each_family_fits_the_inputs_it_was_made_for():
     assert unmet_requirements("catios-oracle", facts("catios_cluster", "catios_bw"), {}) == []
     assert unmet_requirements("equilibrio", facts("theta_quarter", "equilibrio_theta"), {}) == []
     assert unmet_requirements("io_aware", facts("stria15_lustre", "stria_w2"), {}) == []
-    assert unmet_requirements("iolist", facts("periodic_rack", "periodic_mbn_a06"), {"bandwidth": 240e9}) == []
+    # Their bundled platforms need no option: the defaults describe them.
+    assert unmet_requirements("iolist", facts("periodic_rack", "periodic_mbn_a06"), {}) == []
     for name in ("fcfs", "easy", "conservative", "backfill", "easy-ljf"):
         assert unmet_requirements(name, facts("kth_sp2", "kth_sp2_first300"), {}) == []
 
 
 def test_a_pair_that_lacks_something_is_skipped_with_every_reason():
     # The KTH trace's jobs only wait (delay profiles): nothing for I/O-aware policies to act on.
-    assert unmet_requirements("io_aware", facts("kth_sp2", "kth_sp2_first300"), {}) == [
+    assert unmet_requirements("io_aware", facts("kth_sp2", "kth_sp2_first300"), {"limit": 1}) == [
         "no job moves bytes to or from storage (the profiles only compute or wait)"]
     # Locality on the demo: no node memory, no files, jobs on several hosts (17 of its 48 jobs on one).
     reasons = unmet_requirements("lea", facts("cluster16_pfs", "demo"), {})
@@ -53,10 +54,14 @@ def test_a_pair_that_lacks_something_is_skipped_with_every_reason():
     assert unmet_requirements("catios-oracle", facts("stria15_lustre", "stria_w2"), {}) == [
         "needs exactly one storage host with property 'bandwidth', found 0",
         "jobs lack fields (jobs lacking, of 1550): 'io_demand' (1550)"]
-    # List scheduling's default bandwidth is periodic_rack's I/O node: elsewhere the input must give it.
+    # List scheduling's default bandwidth is periodic_rack's I/O node, io_aware's limit Stria's file
+    # system: elsewhere the input must give them.
     assert unmet_requirements("iolist", facts("stria15_lustre", "stria_w2"), {}) == [
         "needs option 'bandwidth' from the input (its default describes periodic_rack), which this input does not give"]
     assert unmet_requirements("iolist", facts("stria15_lustre", "stria_w2"), {"bandwidth": 1e9}) == []
+    assert unmet_requirements("io_aware", facts("cluster16_pfs", "demo"), {"bandwidth": 1e9}) == [
+        "needs option 'limit' from the input (its default describes stria15_lustre), which this input does not give"]
+    assert unmet_requirements("io_aware", facts("cluster16_pfs", "demo"), {"limit": 0.93}) == []
     # The slice's jobs each need their input file loaded, which only the locality policies do:
     # a baseline would run them without any load.
     assert unmet_requirements("fcfs", facts("memcluster486", "memcluster486_slice"), {}) == [
@@ -87,6 +92,7 @@ def test_the_bundled_matrix_plans_each_family_only_where_it_fits(tmp_path):
         "fcfs", "easy", "conservative", "backfill", "easy-ljf"}
     # Stria has no single I/O node: list/pack scheduling is skipped there, run where the config gives one.
     assert ("iolist", "stria_w2-first20") in skips and ("iolist", "catios_bw-first20") in ran
+    assert ("io_aware", "stria_w2-first20") in ran and ("io_aware", "equilibrio_theta-first20") in skips
     # No reference run (jobs alone) where the jobs do no I/O.
     assert not [run for run in runs if run.kind == "reference" and run.workload.startswith(("kth", "memcluster"))]
 
@@ -136,7 +142,7 @@ def test_tiny_matrix_ranks_hand_checked_schedules_and_lists_skips(tmp_path):
     config = write_yaml(tmp_path, {
         "schedulers": ["fcfs", "easy", "conservative", "io_aware", "lea", "iolist"],
         "inputs": [{"platform": "cluster16_pfs", "workload": str(workload)},
-                   {"platform": "cluster16_pfs", "workload": "demo", "jobs": 4, "options": {"bandwidth": 1000000000}}]})
+                   {"platform": "cluster16_pfs", "workload": "demo", "jobs": 4, "options": {"bandwidth": 1000000000, "limit": 0.93}}]})
     out, page = tmp_path / "out", tmp_path / "matrix.md"
     assert main(["matrix", str(config), "--out", str(out), "--page", str(page), "--quiet"]) == 0
     results = pd.read_csv(out / "results.csv").set_index(["workload", "policy"])
@@ -155,6 +161,8 @@ def test_tiny_matrix_ranks_hand_checked_schedules_and_lists_skips(tmp_path):
     assert set(demo.index) == {"fcfs", "easy", "conservative", "io_aware", "iolist"}
     assert demo["mean_io_slowdown"].notna().all()
     assert json.loads(demo.loc["iolist", "options"])["bandwidth"] == 1e9
+    assert "limit" not in json.loads(demo.loc["iolist", "options"])
+    assert json.loads(demo.loc["io_aware", "options"])["limit"] == 0.93
     assert "bandwidth" not in json.loads(demo.loc["io_aware", "options"])
 
     text = page.read_text()
@@ -164,7 +172,8 @@ def test_tiny_matrix_ranks_hand_checked_schedules_and_lists_skips(tmp_path):
     assert [line.split(" | ")[1] for line in ranking] == ["conservative", "easy", "fcfs"]
     assert ranking[2].split(" | ")[2:] == ["250.0 (3)", "99.0 (3)", "2.650 (3)", "4.960 (3)", "3.00 |"]
     assert "mean I/O slowdown" not in section and "Its jobs do no I/O" in section
-    assert ("| io_aware | no job moves bytes to or from storage (the profiles only compute or wait) |"
+    assert ("| io_aware | no job moves bytes to or from storage (the profiles only compute or wait); needs option "
+            "'limit' from the input (its default describes stria15_lustre), which this input does not give |"
             in section)
     assert "| lea | compute hosts lack numeric properties" in section
     assert "| backfill_case on cluster16_pfs | 3 | 3 | 3 | 0 |" in text   # jobs, ranked, skipped, failed
