@@ -36,6 +36,7 @@ import pandas as pd
 
 from batio import catalog, report, sweep
 from batio.engine.platform import DEFAULT_MASTER_HOST, read_properties
+from batio.engine.workload import load_workload
 from batio.errors import InputError
 from batio.jobio import bytes_moved
 from batio.parity import truncated_workload
@@ -123,6 +124,10 @@ def _input(entry, index, base, source, default_jobs):
     if workload.path is None:
         raise InputError(source, "the matrix takes workload files or bundled names, not generators",
                          field=f"{where}.workload")
+    try:  # checked before it is cut or its jobs' fields are read
+        load_workload(workload.path, "w0")
+    except InputError as error:
+        raise InputError(source, str(error), field=f"{where}.workload") from None
     jobs = _jobs_count(entry["jobs"], source, f"{where}.jobs") if "jobs" in entry else default_jobs
     options = entry.get("options", {})
     if not isinstance(options, dict):
@@ -156,6 +161,13 @@ def load_matrix(path, small=False):
         raise InputError(path, f"expected {CONFIG_KEYS['inputs']}, got {inputs!r}", field="inputs")
     base = path.resolve().parent
     items = [_input(entry, index, base, path, jobs) for index, entry in enumerate(inputs)]
+    seen = set()
+    for index, item in enumerate(items):
+        key = (item.platform[0], item.workload, item.jobs)
+        if key in seen:  # their rows and sections could not be told apart
+            raise InputError(path, f"the same input twice: {item.workload} on {item.platform[0]}"
+                                   + (f", first {item.jobs} jobs" if item.jobs else ""), field=f"inputs[{index}]")
+        seen.add(key)
     if small:
         schedulers = small_schedulers or schedulers
         if small_jobs:  # --small's job count bounds every input, its own `jobs` included

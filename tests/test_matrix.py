@@ -106,6 +106,17 @@ def test_config_errors_name_the_file_and_key(tmp_path):
                                    "schedulers": "catalog"})
     with pytest.raises(InputError, match=r"field 'inputs\[0\]\.job': unknown key"):
         load_matrix(config)
+    config = write_yaml(tmp_path, {"inputs": [{"platform": "cluster16_pfs", "workload": "demo"}] * 2,
+                                   "schedulers": "catalog"})
+    with pytest.raises(InputError, match=r"field 'inputs\[1\]': the same input twice: demo on cluster16_pfs"):
+        load_matrix(config)
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"nb_res": 1, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                                  "profiles": {}}))
+    config = write_yaml(tmp_path, {"inputs": [{"platform": "cluster16_pfs", "workload": str(broken)}],
+                                   "schedulers": "catalog"})
+    with pytest.raises(InputError, match="broken.json.*job '1'"):
+        load_matrix(config)
     config = write_yaml(tmp_path, {"inputs": [{"platform": "cluster16_pfs", "workload": "demo"}],
                                    "schedulers": "catalog"})
     with pytest.raises(InputError, match="--small needs a `small` section"):
