@@ -3,6 +3,7 @@
     batio run --platform P --workload W --scheduler S [--options JSON] --out DIR
     batio compare --platform P --workload W --schedulers A,B,C --out DIR
     batio sweep CONFIG.yaml [--workers N] [--scheduler-address ADDR]
+    batio matrix CONFIG.yaml [--small] [--workers N] [--page PAGE.md]
     batio calibrate MEASURED.csv --out DIR [--unit GB/s] [--platform P --element ID]
     batio import swf|sacct TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
     batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
@@ -17,6 +18,7 @@ from pathlib import Path
 import signal
 import sys
 import threading
+import time
 
 from batio import catalog, metrics
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, simulate
@@ -184,6 +186,37 @@ def command_sweep(args):
     return _runs_outcome(table, counts, out, report_path)
 
 
+def command_matrix(args):
+    from batio import __version__
+    from batio.matrix import load_matrix, run_matrix, write_page
+    started = time.perf_counter()
+    matrix = load_matrix(args.config, small=args.small)
+    variant = "-small" if args.small else ""
+    out = Path(args.out) if args.out else Path("out") / "matrix" / f"{Path(args.config).stem}{variant}"
+    make_folder(out)
+    table, skipped, summaries, counts = run_matrix(matrix, out, workers=args.workers,
+                                                   retry_failed=args.retry_failed, progress=not args.quiet)
+    elapsed = time.perf_counter() - started
+    command = " ".join(["batio matrix", args.config] + (["--small"] if args.small else [])
+                       + [f"--workers {args.workers}"] + ([f"--out {args.out}"] if args.out else [])
+                       + ([f"--page {args.page}"] if args.page else []))
+    simulated = float(table["wall_time_s"].fillna(0).sum()) if "wall_time_s" in table else 0.0
+    made_by = (f"Made by `{command}` (batio {__version__}): {elapsed:.0f} s wall time, {counts['ran']} of "
+               f"{counts['planned']} runs (reference runs included) simulated by it, "
+               f"{counts['skipped']} reused from its output folder; the policy runs took {simulated:.0f} s "
+               "of simulation wall time in all (sum of the policy runs' own wall times).")
+    page = write_page(Path(args.page) if args.page else Path(out) / "matrix.md", table, skipped, summaries, made_by)
+    print(f"runs: {counts['planned']} planned (reference runs included), {counts['ran']} run now, "
+          f"{counts['skipped']} already finished; {len(skipped)} pairs skipped (see the page)")
+    print(f"results: {Path(out).resolve() / 'results.csv'}")
+    print(f"page:    {page}")
+    failed = int((table["status"] != "ok").sum()) if len(table) else 0
+    if failed:
+        print(f"batio: {failed} of {len(table)} runs failed: see the page and results.csv", file=sys.stderr)
+        return 1
+    return 0
+
+
 def command_parity(args):
     from batio.parity import parity
     make_folder(args.out)
@@ -322,6 +355,18 @@ def parser():
     sweep.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep.set_defaults(handler=command_sweep)
+
+    matrix = commands.add_parser("matrix", help="every catalog policy on every input of a YAML file that fits it: "
+                                                "one page ranking the policies per input, with the skipped pairs")
+    matrix.add_argument("config", help="the matrix's YAML file (e.g. scripts/sweeps/matrix.yaml)")
+    matrix.add_argument("--small", action="store_true", help="the config's `small` variant (fewer jobs), for CI")
+    matrix.add_argument("--out", help="output folder (default out/matrix/CONFIG_NAME[-small]); rerunning resumes")
+    matrix.add_argument("--page", help="where to write the page (default OUT/matrix.md)")
+    matrix.add_argument("--workers", type=int, default=0,
+                        help="runs at once on a local Dask cluster (default 0: one after the other, without Dask)")
+    matrix.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
+    matrix.add_argument("--quiet", action="store_true", help="no progress bar")
+    matrix.set_defaults(handler=command_matrix)
 
     check = commands.add_parser("parity", help="every catalog policy on its bundled inputs on the embedded engine "
                                                "and on a real `batsim` binary: a job-by-job table")

@@ -79,7 +79,8 @@ def summary_table(results, baseline=None):
     return summary
 
 
-def _show(metric, value):
+def shown_value(metric, value):
+    """A metric's value as tables show it ("-" when unknown)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return SHOWN[metric][1].format(value * SCALE.get(metric, 1))
@@ -92,7 +93,7 @@ def table_cells(group, baseline=None):
     for metric, (heading, _) in SHOWN.items():
         cells = [heading]
         for _, row in group.iterrows():
-            cell = _show(metric, row[metric])
+            cell = shown_value(metric, row[metric])
             ratio = row.get(f"{metric}_ratio", math.nan)
             if baseline is not None and row["policy"] != baseline and cell != "-" and not math.isnan(ratio):
                 cell += f" ({ratio:.2f}x)"

@@ -141,12 +141,12 @@ def is_generator(name):
 
 
 # -- reading the YAML config ----------------------------------------------------------
-def load_config(path):
-    """Read and check a sweep config; every error names the file and the key."""
+def read_yaml(path, kind="sweep config"):
+    """The parsed YAML file ``path``; a missing or unreadable file is an error naming it."""
     import yaml
     path = Path(path)
     if not path.is_file():
-        raise InputError(path, "no such sweep config file")
+        raise InputError(path, f"no such {kind} file")
     try:
         config = yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
@@ -156,6 +156,13 @@ def load_config(path):
         raise InputError(path, f"not valid YAML{where}: {problem}") from None
     except (ValueError, RecursionError) as error:  # an integer of thousands of digits, deep nesting
         raise InputError(path, f"not usable YAML: {json_problem(error)}") from None
+    return config
+
+
+def load_config(path):
+    """Read and check a sweep config; every error names the file and the key."""
+    path = Path(path)
+    config = read_yaml(path)
     if not isinstance(config, dict):
         raise InputError(path, "must be a YAML mapping with keys " + ", ".join(REQUIRED_KEYS))
     _reject_unknown_keys(config, CONFIG_KEYS, path, "")

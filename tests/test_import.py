@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from batio import catalog
 from batio.cli import main
 from batio.engine.workload import load_workload
 from batio.errors import InputError
@@ -327,3 +328,13 @@ def test_kth_window_gives_the_same_job_times_on_real_batsim(tmp_path, capsys):
     capsys.readouterr()
     assert len(times["batsim"]) == 200
     assert ((times["embedded"] - times["batsim"]).abs() <= 1e-3).all().all()
+
+
+@needs_kth
+def test_the_bundled_kth_slice_is_the_import_of_the_traces_first_300_jobs(tmp_path, capsys):
+    """workloads/kth_sp2_first300.json (the cross-paper matrix's real trace) is what its .md says it is."""
+    workload = tmp_path / "kth.json"
+    assert main(["import", "swf", str(KTH), "--max-jobs", "300", "--out", str(workload)]) == 0
+    capsys.readouterr()
+    bundled = json.loads(catalog.workload_path("kth_sp2_first300").read_text())
+    assert json.loads(workload.read_text()) == bundled

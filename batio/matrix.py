@@ -1,0 +1,407 @@
+"""The cross-paper matrix: every catalog policy on every input that fits it,
+ranked per input on one page.
+
+An *input* is a platform and a workload (its first N jobs by submission when
+the config says so). Whether a policy fits an input follows from what its
+scheduler declares in ``batio.catalog.REQUIRES`` (keys:
+``catalog.REQUIREMENT_KEYS``), checked against the platform's hosts and the
+workload's jobs: a policy whose input lacks something is not run, and the
+page says why. The runs that fit go through the sweep machinery
+(``batio.sweep``): the same run folders, content-hashed run ids, resuming
+and I/O-slowdown reference runs. The page (``write_page``) ranks the
+policies of each input on ``RANKED`` metrics and lists the skipped pairs
+with their reasons.
+
+Config (YAML, e.g. scripts/sweeps/matrix.yaml)::
+
+    schedulers: catalog            # every catalog name, or a list of catalog names
+    jobs: 300                      # each input's first N jobs (an input's `jobs` overrides)
+    inputs:
+      - {platform: cluster16_pfs, workload: demo, options: {bandwidth: 1.0e9}}
+      - {platform: stria15_lustre, workload: stria_w2}
+    small: {jobs: 20}              # what `--small` changes: jobs and/or schedulers
+    run_options: {...}             # as a sweep's
+
+An input's ``options`` go to the policies that declare them in their
+``options`` requirement (e.g. the storage bandwidth of list/pack scheduling,
+whose default describes its own bundled platform only).
+"""
+
+from dataclasses import dataclass, field
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from batio import catalog, metrics, report, sweep
+from batio.engine.platform import DEFAULT_MASTER_HOST, read_properties
+from batio.engine.workload import load_workload
+from batio.errors import InputError
+from batio.jobio import bytes_moved
+from batio.parity import truncated_workload
+
+# The metrics each input's policies are ranked on (lower is better for all);
+# the I/O slowdown only where the input's jobs do I/O (elsewhere it is 1 by construction).
+RANKED = ("makespan", "mean_wait", "mean_slowdown", "max_slowdown", "mean_io_slowdown")
+CONFIG_KEYS = {
+    "inputs": "a list of {platform: NAME, workload: NAME, jobs: N, options: {...}}",
+    "schedulers": "'catalog' (every catalog scheduler) or a list of catalog names",
+    "jobs": "an integer >= 1: keep each input's first N jobs by submission time",
+    "small": "{jobs: N, schedulers: [...]}: what --small changes",
+    "run_options": "as a sweep's run_options (docs/sweeps.md)",
+}
+INPUT_KEYS = ("platform", "workload", "jobs", "options")
+SMALL_KEYS = ("jobs", "schedulers")
+
+
+@dataclass
+class MatrixInput:
+    platform: tuple            # (label, path)
+    workload: str              # workload label (its file's name)
+    workload_path: str
+    jobs: int | None = None    # keep the first N jobs; None: all
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Matrix:
+    source: str
+    inputs: list               # [MatrixInput]
+    schedulers: list           # catalog names
+    run_options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Skip:
+    platform: str
+    workload: str
+    policy: str
+    reason: str
+
+
+@dataclass
+class InputSummary:
+    """One input as planned: its labels, job count, whether its jobs do I/O."""
+    platform: str
+    workload: str
+    source_workload: str
+    jobs: int
+    jobs_in_file: int
+    does_io: bool
+
+
+# -- the config ---------------------------------------------------------------------------
+def _jobs_count(value, source, where):
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise InputError(source, f"expected {CONFIG_KEYS['jobs']}, got {value!r}", field=where)
+
+
+def _scheduler_names(value, source, where):
+    if value == "catalog":
+        return list(catalog.SCHEDULERS)
+    if not isinstance(value, list) or not value or not all(isinstance(name, str) for name in value):
+        raise InputError(source, f"expected {CONFIG_KEYS['schedulers']}, got {value!r}", field=where)
+    unknown = [name for name in value if name not in catalog.SCHEDULERS]
+    if unknown:
+        raise InputError(source, f"not a catalog scheduler: {unknown[0]!r} (the matrix runs catalog names, "
+                                 "whose requirements the catalog declares; see `batio list`)", field=where)
+    return list(dict.fromkeys(value))
+
+
+def _input(entry, index, base, source, default_jobs):
+    where = f"inputs[{index}]"
+    if not isinstance(entry, dict):
+        raise InputError(source, f"expected {{platform: NAME, workload: NAME}}, got {entry!r}", field=where)
+    sweep._reject_unknown_keys(entry, INPUT_KEYS, source, where)
+    for key in ("platform", "workload"):
+        if not isinstance(entry.get(key), str):
+            raise InputError(source, f"expected a {key} file or bundled name, got {entry.get(key)!r}",
+                             field=f"{where}.{key}")
+    platform = sweep._platform(entry["platform"], base, source, f"{where}.platform")
+    workload = sweep._workload(entry["workload"], base, source, f"{where}.workload")
+    if workload.path is None:
+        raise InputError(source, "the matrix takes workload files or bundled names, not generators",
+                         field=f"{where}.workload")
+    try:  # checked before it is cut or its jobs' fields are read
+        load_workload(workload.path, "w0")
+    except InputError as error:
+        raise InputError(source, str(error), field=f"{where}.workload") from None
+    jobs = _jobs_count(entry["jobs"], source, f"{where}.jobs") if "jobs" in entry else default_jobs
+    options = entry.get("options", {})
+    if not isinstance(options, dict):
+        raise InputError(source, f"expected a mapping of scheduler options, got {options!r}", field=f"{where}.options")
+    return MatrixInput(platform, workload.label, workload.path, jobs, options)
+
+
+def load_matrix(path, small=False):
+    """Read and check a matrix config; ``small`` applies its ``small`` section."""
+    path = Path(path)
+    config = sweep.read_yaml(path, "matrix config")
+    if not isinstance(config, dict):
+        raise InputError(path, "must be a YAML mapping with keys inputs and schedulers")
+    sweep._reject_unknown_keys(config, CONFIG_KEYS, path, "")
+    for key in ("inputs", "schedulers"):
+        if key not in config:
+            raise InputError(path, f"missing: expected {CONFIG_KEYS[key]}", field=key)
+    smaller = config.get("small", {})
+    if not isinstance(smaller, dict):
+        raise InputError(path, f"expected {CONFIG_KEYS['small']}, got {smaller!r}", field="small")
+    sweep._reject_unknown_keys(smaller, SMALL_KEYS, path, "small")
+    if small and not smaller:
+        raise InputError(path, "--small needs a `small` section saying what it changes", field="small")
+    jobs = _jobs_count(config["jobs"], path, "jobs") if "jobs" in config else None
+    schedulers = _scheduler_names(config["schedulers"], path, "schedulers")
+    small_jobs = _jobs_count(smaller["jobs"], path, "small.jobs") if "jobs" in smaller else None
+    small_schedulers = (_scheduler_names(smaller["schedulers"], path, "small.schedulers")
+                        if "schedulers" in smaller else None)
+    inputs = config["inputs"]
+    if not isinstance(inputs, list) or not inputs:
+        raise InputError(path, f"expected {CONFIG_KEYS['inputs']}, got {inputs!r}", field="inputs")
+    base = path.resolve().parent
+    items = [_input(entry, index, base, path, jobs) for index, entry in enumerate(inputs)]
+    seen = set()
+    for index, item in enumerate(items):
+        key = (item.platform[0], item.workload, item.jobs)
+        if key in seen:  # their rows and sections could not be told apart
+            raise InputError(path, f"the same input twice: {item.workload} on {item.platform[0]}"
+                                   + (f", first {item.jobs} jobs" if item.jobs else ""), field=f"inputs[{index}]")
+        seen.add(key)
+    if small:
+        schedulers = small_schedulers or schedulers
+        if small_jobs:  # --small's job count bounds every input, its own `jobs` included
+            for item in items:
+                item.jobs = min(item.jobs or small_jobs, small_jobs)
+    return Matrix(str(path), items, schedulers, sweep._run_options(config.get("run_options", {}), path))
+
+
+# -- fit ----------------------------------------------------------------------------------
+@dataclass
+class InputFacts:
+    """What the requirements are checked against."""
+    platform: Path             # the platform file, resolved
+    storage: dict              # storage host -> its properties
+    compute: dict              # compute host -> its properties
+    jobs: list                 # the workload's jobs (dicts)
+    does_io: bool
+
+    @classmethod
+    def of(cls, platform_path, workload):
+        properties, _ = read_properties(platform_path)
+        storage = {host: props for host, props in properties.items() if props.get("role") == "storage"}
+        compute = {host: props for host, props in properties.items()
+                   if props.get("role", "compute_node") == "compute_node" and host != DEFAULT_MASTER_HOST}
+        profiles = workload["profiles"]
+        does_io = any(sum(bytes_moved(profiles[job["profile"]], profiles, job["res"])) > 0
+                      for job in workload["jobs"])
+        return cls(Path(platform_path).resolve(), storage, compute, workload["jobs"], does_io)
+
+
+def _numeric(value):
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def unmet_requirements(name, facts, given_options):
+    """Why the catalog scheduler ``name`` does not fit the input: one reason per unmet requirement."""
+    needs = catalog.requirements(name)
+    reasons = []
+    if needs.get("storage") and not facts.storage:
+        reasons.append("no storage host (no host has role 'storage')")
+    if needs.get("io") and not facts.does_io:
+        reasons.append("no job moves bytes to or from storage (the profiles only compute or wait)")
+    for prop in needs.get("storage_property", ()):
+        carriers = [host for host, props in facts.storage.items() if prop in props]
+        if len(carriers) != 1:
+            reasons.append(f"needs exactly one storage host with property '{prop}', found {len(carriers)}")
+    lacking = {prop: sum(not _numeric(props.get(prop)) for props in facts.compute.values())
+               for prop in needs.get("host_properties", ())}
+    if any(lacking.values()):
+        reasons.append(f"compute hosts lack numeric properties (hosts lacking, of {len(facts.compute)}): "
+                       + ", ".join(f"'{prop}' ({count})" for prop, count in lacking.items() if count))
+    lacking = {key: sum(key not in job for job in facts.jobs) for key in needs.get("job_fields", ())}
+    if any(lacking.values()):
+        reasons.append(f"jobs lack fields (jobs lacking, of {len(facts.jobs)}): "
+                       + ", ".join(f"'{key}' ({count})" for key, count in lacking.items() if count))
+    if needs.get("single_host_jobs"):
+        wide = [job for job in facts.jobs if job["res"] != 1]
+        if wide:
+            reasons.append(f"{len(wide)} of {len(facts.jobs)} jobs ask for more than one host "
+                           f"(e.g. job {wide[0]['id']}: {wide[0]['res']})")
+    module = catalog.SCHEDULERS[name][0]
+    for key in dict.fromkeys(key for fields in catalog.PERFORMS.values() for key in fields):
+        performers = catalog.performed_by(key)
+        carrying = sum(key in job for job in facts.jobs)
+        if module not in performers and carrying:
+            reasons.append(f"{carrying} of {len(facts.jobs)} jobs carry field '{key}', work that only the policies "
+                           f"of {', '.join(performers)} carry out: this one would run the jobs without it")
+    bundled = catalog.bundled_inputs(name)[0]
+    if Path(catalog.platform_path(bundled)).resolve() != facts.platform:
+        for option in needs.get("options", ()):
+            if option not in given_options:
+                reasons.append(f"needs option '{option}' from the input (its default describes {bundled}), "
+                               "which this input does not give")
+    return reasons
+
+
+# -- planning and running -------------------------------------------------------------------
+def plan_matrix(matrix, out):
+    """(planned runs, skipped pairs, input summaries); sliced workloads go to OUT/workloads."""
+    out = Path(out)
+    (out / "workloads").mkdir(parents=True, exist_ok=True)
+    runs, skipped, summaries = [], [], []
+    for item in matrix.inputs:
+        workload_file, label = item.workload_path, item.workload
+        jobs_in_file = len(json.loads(Path(workload_file).read_text())["jobs"])
+        if item.jobs is not None and item.jobs < jobs_in_file:
+            workload_file = str(truncated_workload(workload_file, item.jobs, out / "workloads"))
+            label = f"{item.workload}-first{item.jobs}"
+        workload = json.loads(Path(workload_file).read_text())
+        facts = InputFacts.of(item.platform[1], workload)
+        platform = item.platform[0]
+        summaries.append(InputSummary(platform, label, item.workload, len(workload["jobs"]), jobs_in_file,
+                                      facts.does_io))
+        policies = []
+        for name in matrix.schedulers:
+            reasons = unmet_requirements(name, facts, item.options)
+            if reasons:
+                skipped.append(Skip(platform, label, name, "; ".join(reasons)))
+                continue
+            wanted = catalog.requirements(name).get("options", ())
+            policies.append(sweep.Policy(name, name, {key: value for key, value in item.options.items()
+                                                      if key in wanted}))
+        if not policies:
+            continue
+        # A reference run (jobs alone) only where there is I/O to slow jobs down.
+        grid = sweep.Grid(source=matrix.source, platforms=[item.platform],
+                          workloads=[sweep.WorkloadSource(label, path=workload_file)], policies=policies,
+                          io_slowdown=facts.does_io, run_options=matrix.run_options)
+        sweep.check_grid(grid)
+        runs += sweep.plan(grid, out)
+    return runs, skipped, summaries
+
+
+def run_matrix(matrix, out, workers=0, retry_failed=False, progress=True):
+    """Plan, run (resuming) and gather; returns (results table, skipped, summaries, counts)."""
+    out = Path(out).resolve()
+    runs, skipped, summaries = plan_matrix(matrix, out)
+    counts = sweep.run_all(runs, out, workers, retry_failed=retry_failed, progress=progress)
+    table = (sweep.gather(runs, out) if runs else
+             pd.DataFrame(columns=["status", "error", "policy", "platform", "workload", *metrics.METRICS]))
+    sweep.write_results(table, out)
+    return table, skipped, summaries, counts
+
+
+# -- the page -------------------------------------------------------------------------------
+def ranked_metrics(summary):
+    return [metric for metric in RANKED if metric != "mean_io_slowdown" or summary.does_io]
+
+
+def rank_policies(rows, metrics):
+    """The successful runs of one input, ranked: a column ``METRIC_rank`` per metric
+    (1 = lowest; equal values as shown share the best rank), ``mean_rank`` over the
+    metrics a policy has, sorted by it, then by policy name."""
+    ranked = rows.copy()
+    ranks = []
+    for metric in metrics:
+        # Rank the values as the page shows them, so that two equal-looking values tie.
+        shown = pd.to_numeric(ranked[metric], errors="coerce").map(lambda value: float(report.shown_value(
+            metric, value)) if not pd.isna(value) else math.nan)
+        ranked[f"{metric}_rank"] = shown.rank(method="min")
+        ranks.append(f"{metric}_rank")
+    ranked["mean_rank"] = ranked[ranks].mean(axis=1, skipna=True)
+    return ranked.sort_values(["mean_rank", "policy"], kind="stable").reset_index(drop=True)
+
+
+def _ranking_table(ranked, metrics):
+    header = ["#", "policy"] + [report.SHOWN[metric][0] for metric in metrics] + ["mean rank"]
+    rows = []
+    for position, row in enumerate(ranked.itertuples(), start=1):
+        cells = [str(position), row.policy]
+        for metric in metrics:
+            value = getattr(row, metric)
+            rank = getattr(row, f"{metric}_rank")
+            cells.append("-" if pd.isna(value) else f"{report.shown_value(metric, value)} ({int(rank)})")
+        cells.append("-" if pd.isna(row.mean_rank) else f"{row.mean_rank:.2f}")
+        rows.append(cells)
+    return report.markdown_table(header, rows, 2)
+
+
+def _best(ranked, metric, limit=3):
+    if ranked.empty or ranked[f"{metric}_rank"].isna().all():
+        return "-"
+    best = list(ranked.loc[ranked[f"{metric}_rank"] == 1, "policy"])
+    if len(best) == len(ranked) > 1:
+        return f"all {len(best)} tied"
+    return ", ".join(best[:limit]) + (f" (+{len(best) - limit} tied)" if len(best) > limit else "")
+
+
+PAGE_NOTES = """\
+- **Ranks**: per input, each policy's rank on each metric among the policies that
+  ran there (1 = lowest; values equal as shown share the better rank, e.g. 1, 1, 3).
+  Rows are ordered by the mean of a policy's ranks, then by name. A policy's
+  rank says nothing across inputs: each input has its own set of policies.
+- **makespan**: the last job's finish time, from time 0. **wait**: start - submission.
+- **slowdown**: Batsim's stretch, turnaround / execution time, per job (not the
+  bounded slowdown: very short jobs can have a large one); mean and max over the jobs.
+- **I/O slowdown**: per job, execution time in the run / execution time alone on the
+  machine (a reference run: the same jobs one after the other, FCFS); mean over the
+  jobs. Shown only for inputs whose jobs move bytes to storage: elsewhere it is 1.
+- **Fit**: what each catalog scheduler needs of its input is declared in
+  `batio/catalog.py` (`REQUIRES`) and checked on the platform's hosts and the
+  workload's jobs (`batio/matrix.py`, `unmet_requirements`); a pair that lacks
+  something is not run and is listed under *Skipped* with every unmet requirement.
+  Conversely, a job field that stands for work some schedulers carry out themselves
+  (`PERFORMS`: the locality policies load each job's `file`) makes its input fit
+  those schedulers only. The requirements:
+"""
+
+
+def write_page(path, table, skipped, summaries, made_by=""):
+    """The matrix page: an overview, then per input its ranking and skipped policies."""
+    path = Path(path)
+    ok, failed = table[table["status"] == "ok"], table[table["status"] != "ok"]
+    sections, overview = [], []
+    for summary in summaries:
+        of_input = table[(table["platform"] == summary.platform) & (table["workload"] == summary.workload)]
+        metrics = ranked_metrics(summary)
+        ranked = rank_policies(of_input[of_input["status"] == "ok"], metrics)
+        failures = of_input[of_input["status"] != "ok"]
+        skips = [skip for skip in skipped if (skip.platform, skip.workload) == (summary.platform, summary.workload)]
+        jobs = (f"first {summary.jobs} of {summary.jobs_in_file} jobs" if summary.jobs < summary.jobs_in_file
+                else f"all {summary.jobs} jobs")
+        overview.append([f"{summary.source_workload} on {summary.platform}", str(summary.jobs), str(len(ranked)),
+                         str(len(skips)), str(len(failures))]
+                        + [_best(ranked, metric) if metric in metrics else "n/a (no I/O)" for metric in RANKED])
+        lines = [f"## {summary.source_workload} on {summary.platform}", "",
+                 f"Workload `{summary.source_workload}` ({jobs}), platform `{summary.platform}`; "
+                 f"{len(ranked)} policies ranked, {len(skips)} skipped, {len(failures)} failed."
+                 + ("" if summary.does_io else " Its jobs do no I/O: no I/O slowdown."), ""]
+        if len(ranked):
+            lines += [_ranking_table(ranked, metrics), ""]
+        if skips:
+            by_reason = {}
+            for skip in skips:
+                by_reason.setdefault(skip.reason, []).append(skip.policy)
+            lines += ["Skipped:", "", report.markdown_table(
+                ["policies", "why they do not fit this input"],
+                [[", ".join(policies), reason] for reason, policies in by_reason.items()], 9), ""]
+        if len(failures):
+            lines += ["Failed:", "", report.markdown_table(
+                ["policy", "error"], [[row.policy, str(row.error).splitlines()[0] if str(row.error) else "?"]
+                                      for row in failures.itertuples()], 9), ""]
+        sections += lines
+    header = ["input", "jobs", "ranked", "skipped", "failed"] + [f"best {report.SHOWN[m][0]}" for m in RANKED]
+    lines = ["# The cross-paper matrix: every catalog policy on every input that fits it", ""]
+    if made_by:
+        lines += [made_by, ""]
+    lines += [f"{len(ok)} runs ranked, {len(skipped)} pairs skipped, {len(failed)} runs failed, over "
+              f"{len(summaries)} inputs.", "", report.markdown_table(header, overview, 1), "", *sections,
+              "## Definitions", "", PAGE_NOTES]
+    lines += [f"  - `{key}`: {meaning}" for key, meaning in catalog.REQUIREMENT_KEYS.items()] + [""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+    return path
