@@ -34,11 +34,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from batio import catalog, metrics, report, sweep
+from batio import catalog, report, sweep
 from batio.engine.platform import DEFAULT_MASTER_HOST, read_properties
 from batio.engine.workload import load_workload
 from batio.errors import InputError
 from batio.jobio import bytes_moved
+from batio.metrics import METRICS
 from batio.parity import truncated_workload
 
 # The metrics each input's policies are ranked on (lower is better for all);
@@ -290,7 +291,7 @@ def run_matrix(matrix, out, workers=0, retry_failed=False, progress=True):
     runs, skipped, summaries = plan_matrix(matrix, out)
     counts = sweep.run_all(runs, out, workers, retry_failed=retry_failed, progress=progress)
     table = (sweep.gather(runs, out) if runs else
-             pd.DataFrame(columns=["status", "error", "policy", "platform", "workload", *metrics.METRICS]))
+             pd.DataFrame(columns=["status", "error", "policy", "platform", "workload", *METRICS]))
     sweep.write_results(table, out)
     return table, skipped, summaries, counts
 
@@ -308,8 +309,8 @@ def rank_policies(rows, metrics):
     ranks = []
     for metric in metrics:
         # Rank the values as the page shows them, so that two equal-looking values tie.
-        shown = pd.to_numeric(ranked[metric], errors="coerce").map(lambda value: float(report.shown_value(
-            metric, value)) if not pd.isna(value) else math.nan)
+        shown = pd.to_numeric(ranked[metric], errors="coerce").map(
+            lambda value, metric=metric: math.nan if pd.isna(value) else float(report.shown_value(metric, value)))
         ranked[f"{metric}_rank"] = shown.rank(method="min")
         ranks.append(f"{metric}_rank")
     ranked["mean_rank"] = ranked[ranks].mean(axis=1, skipna=True)
