@@ -32,8 +32,7 @@ def plan_of(options, running, waiting, nb_hosts=4, now=0.0):
     """One round: ``running`` is [(job, start, hosts)], ``waiting`` the queue."""
     sched = scheduler(nb_hosts, **options)
     for running_job, start, hosts in running:
-        running_job.allocation = hosts
-        sched.running[running_job.id] = (running_job, start)
+        sched.mark_running(running_job, hosts, start)
     sched.waiting = list(waiting)
     sched.bs.now = now
     plan = sched.schedule()
