@@ -34,7 +34,9 @@ O(H/64) machine words for H hosts and count as O(1) below. Measured costs:
 ``scripts/bench_sched.py``.
 
 ``from_running``     O(R log R + S) for R running jobs.
-``earliest_start``   O(w) for the window at ``after`` (settles most calls of a
+``earliest_start``   O(1) for a window that opens after every reservation's
+                     start (free hosts only grow there); O(w) for the
+                     window at ``after`` (settles most calls of a
                      round: a job that starts now, or one that need not look
                      further); otherwise one vectorised O(S·B) pass lists the
                      runs of segments where the free-host count and the
@@ -199,6 +201,9 @@ class ReservationTracker:
         self._profile[:2, 0] = self.origin, self.nb_hosts
         self._profile[0, 1] = math.inf
         self._records: dict[Hashable, _Record] = {}
+        # No reservation starts after this time (an upper bound): from there
+        # on, reservations only end, so free hosts only grow.
+        self._last_start = self.origin
         self._version = 0  # bumped by every change, to trust fresh slots
         # Earliest start found per request while the tracker only gained
         # reservations: the same request cannot start earlier any more.
@@ -417,6 +422,8 @@ class ReservationTracker:
         j and the last segment fails too, so the next candidate is after j."""
         if self._free[first].bit_count() < nb_hosts:  # often so at "now": a cheap early no
             return self._free[first], first
+        if self._times[first] >= self._last_start:  # past every reservation's start, as FCFS's windows are
+            return self._free[first], None
         free = self._all
         for j in range(bisect_left(self._times, end, first + 1) - 1, first - 1, -1):
             narrowed = free & self._free[j]
@@ -456,6 +463,7 @@ class ReservationTracker:
         for name, amount in bandwidth.items():
             self._profile[self._row_of[name], first:stop] += amount
         self._records[key] = _Record(start, end, mask, bandwidth)
+        self._last_start = max(self._last_start, start)
 
     def _give_back(self, record: _Record, at: float) -> None:
         first, stop = self._split(at), self._split(record.end)

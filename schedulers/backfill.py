@@ -143,7 +143,11 @@ class QueueScheduler(BatsimScheduler):
                 job.storage_mapping = mapping
         if plan.started:
             started = {job.id for job, _ in plan.started}
-            self.waiting = [job for job in self.waiting if job.id not in started]
+            head = len(started)
+            if all(job.id in started for job in self.waiting[:head]):  # FCFS starts the queue's head
+                self.waiting = self.waiting[head:]
+            else:
+                self.waiting = [job for job in self.waiting if job.id not in started]
             self.bs.execute_jobs([job for job, _ in plan.started])
         self.last_plan = plan
 
