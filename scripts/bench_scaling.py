@@ -10,7 +10,7 @@ jobs. Not a test: ratios measured in one run on one machine.
 
     .venv/bin/python scripts/bench_scaling.py [--jobs 1000,10000,100000] [--scheduler fcfs]
 
-Measured 2026-11-24 (commit ad30e17; 2 cores shared with other work, load
+Measured 2026-11-24 (commit d424a32; 2 cores shared with other work, load
 3.4-4.3, so wall times are stretched; the CPU column is the simulation
 process's own), default arguments, one run:
 
