@@ -34,7 +34,9 @@ O(H/64) machine words for H hosts and count as O(1) below. Measured costs:
 ``scripts/bench_sched.py``.
 
 ``from_running``     O(R log R + S) for R running jobs.
-``earliest_start``   O(w) for the window at ``after`` (settles most calls of a
+``earliest_start``   O(1) for a window that opens after every reservation's
+                     start (free hosts only grow there); O(w) for the
+                     window at ``after`` (settles most calls of a
                      round: a job that starts now, or one that need not look
                      further); otherwise one vectorised O(S·B) pass lists the
                      runs of segments where the free-host count and the
@@ -50,6 +52,12 @@ O(H/64) machine words for H hosts and count as O(1) below. Measured costs:
                      fresh from ``earliest_start``).
 ``release``,         same as ``reserve``.
 ``cancel``
+
+``RunningJobsTracker`` keeps what ``from_running`` builds across a run's
+rounds (running jobs added as they start and removed as they end), so a
+round costs O(S) to begin instead of O(R log R) Python work: with a
+thousand jobs running, rebuilding was most of a scheduler's time
+(``scripts/bench_scaling.py``).
 """
 from __future__ import annotations
 
@@ -142,14 +150,25 @@ class RunningJob:
         bound it cannot pass; past that too (a kill in flight), it holds for
         ``OVERRUN_GRACE`` more seconds.
         """
+        bound = self.bound_after(now)
+        return float(now + OVERRUN_GRACE if bound is None else bound)
+
+    def bound_after(self, now: float) -> float | None:
+        """The first of the job's estimated and walltime ends that is after
+        ``now``; None once it is past both. It changes only when ``now``
+        reaches it, so a reservation up to it stays right until then."""
         bounds = [self.start + self.walltime]
         if self.estimate is not None:
             bounds.insert(0, self.start + self.estimate)
-        return float(next((end for end in bounds if end > now), now + OVERRUN_GRACE))
+        return next((end for end in bounds if end > now), None)
 
 
 @dataclass(slots=True)
 class _Record:
+    """A reservation's window and holdings. ``start`` may precede the origin
+    (a running job kept across rounds by ``RunningJobsTracker``): the tracker
+    reads it as the origin. Never changed in place, so trackers can share it."""
+
     start: float
     end: float
     mask: int
@@ -182,6 +201,9 @@ class ReservationTracker:
         self._profile[:2, 0] = self.origin, self.nb_hosts
         self._profile[0, 1] = math.inf
         self._records: dict[Hashable, _Record] = {}
+        # No reservation starts after this time (an upper bound): from there
+        # on, reservations only end, so free hosts only grow.
+        self._last_start = self.origin
         self._version = 0  # bumped by every change, to trust fresh slots
         # Earliest start found per request while the tracker only gained
         # reservations: the same request cannot start earlier any more.
@@ -334,13 +356,7 @@ class ReservationTracker:
                 raise ValueError(f"reservation {key!r} ends at {end}, before the origin {self.origin}")
             mask = slot._mask if slot._tracker is self else self._mask(slot.hosts)
             self._check_fits(key, start, end, mask, bandwidth)
-        first, stop = self._split(start), self._split(end)
-        keep = ~mask
-        self._free[first:stop] = [free & keep for free in self._free[first:stop]]
-        self._profile[1, first:stop] -= mask.bit_count()
-        for name, amount in bandwidth.items():
-            self._profile[self._row_of[name], first:stop] += amount
-        self._records[key] = _Record(start, end, mask, bandwidth)
+        self._book(key, start, end, mask, bandwidth)
         self._version += 1
 
     def release(self, key: Hashable, at: float) -> None:
@@ -350,18 +366,20 @@ class ReservationTracker:
         at = max(float(at), self.origin)
         if at >= record.end:
             return
-        if at <= record.start:
+        if at <= max(record.start, self.origin):
             self.cancel(key)
             return
         self._give_back(record, at)
-        record.end = at
+        # A new record, not an update: records may be shared with the
+        # RunningJobsTracker this tracker was copied from.
+        self._records[key] = _Record(record.start, at, record.mask, record.bandwidth)
         self._version += 1
         self._found.clear()
 
     def cancel(self, key: Hashable) -> None:
         """Remove the reservation of ``key`` (e.g. a queued job withdrawn)."""
         record = self._records.pop(key)
-        self._give_back(record, record.start)
+        self._give_back(record, max(record.start, self.origin))
         self._version += 1
         self._found.clear()
 
@@ -383,7 +401,7 @@ class ReservationTracker:
 
     def reservation(self, key: Hashable) -> Reservation:
         record = self._records[key]
-        return Reservation(key, record.start, record.end,
+        return Reservation(key, max(record.start, self.origin), record.end,
                            self._hosts_of(record.mask), dict(record.bandwidth))
 
     def reservations(self) -> dict[Hashable, Reservation]:
@@ -404,6 +422,8 @@ class ReservationTracker:
         j and the last segment fails too, so the next candidate is after j."""
         if self._free[first].bit_count() < nb_hosts:  # often so at "now": a cheap early no
             return self._free[first], first
+        if self._times[first] >= self._last_start:  # past every reservation's start, as FCFS's windows are
+            return self._free[first], None
         free = self._all
         for j in range(bisect_left(self._times, end, first + 1) - 1, first - 1, -1):
             narrowed = free & self._free[j]
@@ -432,6 +452,18 @@ class ReservationTracker:
                 raise OverAllocation(
                     f"cannot reserve {key!r} over [{start}, {end}): {name} would reach "
                     f"{peak + bandwidth[name]} > limit {self.bandwidth_limits[name]}")
+
+    def _book(self, key: Hashable, start: float, end: float, mask: int, bandwidth: dict) -> None:
+        """Take ``mask`` and ``bandwidth`` over ``[start, end)`` (from the
+        origin if ``start`` precedes it), unchecked."""
+        first, stop = self._split(max(start, self.origin)), self._split(end)
+        keep = ~mask
+        self._free[first:stop] = [free & keep for free in self._free[first:stop]]
+        self._profile[1, first:stop] -= mask.bit_count()
+        for name, amount in bandwidth.items():
+            self._profile[self._row_of[name], first:stop] += amount
+        self._records[key] = _Record(start, end, mask, bandwidth)
+        self._last_start = max(self._last_start, start)
 
     def _give_back(self, record: _Record, at: float) -> None:
         first, stop = self._split(at), self._split(record.end)
@@ -468,6 +500,13 @@ class ReservationTracker:
         times.insert(index, t)
         self._free.insert(index, self._free[index - 1])
         return index
+
+    def _merge(self, index: int) -> None:
+        """Remove the breakpoint at segment ``index`` > 0, whose segment
+        holds the same as the one before it."""
+        times, size = self._times, len(self._times)
+        self._profile[:, index:size] = self._profile[:, index + 1:size + 1].copy()
+        del times[index], self._free[index]
 
     def _grow(self, columns: int) -> None:
         capacity = self._profile.shape[1]
@@ -506,6 +545,123 @@ class ReservationTracker:
                 runs.append((inf + low, inf + low + length - 1))
                 bits &= ~(((1 << length) - 1) << low)
         return ProcSet(*runs)
+
+
+class RunningJobsTracker:
+    """InitializeReservationTracker kept up to date across rounds instead of
+    rebuilt in each: running jobs are added as they start (``start``) and
+    removed as they end (``end``), and ``at(now)`` returns a tracker equal to
+    ``ReservationTracker.from_running(hosts, {}, <the running jobs>, now)``:
+    same segments, free hosts and reservations.
+
+    Costs, for S segments (at most one per distinct end): ``start`` and
+    ``end`` O(S); ``at`` O(S) plus O(S) per running job whose reservation
+    ends by ``now`` (past its estimate or walltime, re-planned by
+    ``RunningJob.held_until``) - against ``from_running``'s O(R log R)
+    Python work over all R running jobs in every round.
+
+    Running jobs hold hosts only: bandwidth amounts added and subtracted
+    round after round would drift, by rounding, from a rebuild's sums and
+    could turn a fit decided at the tolerance.
+    """
+
+    def __init__(self, hosts: ProcSet, origin: float = 0.0):
+        self._base = ReservationTracker(hosts, {}, origin)
+        self._jobs: dict[Hashable, RunningJob] = {}
+        self._ending: dict[float, set] = {}  # finite end time -> keys of the records ending then
+        self._overdue: set = set()  # keys held only OVERRUN_GRACE past the origin
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def start(self, job: RunningJob) -> None:
+        """``job`` runs from now on (it started at or before the origin)."""
+        if job.bandwidth:
+            raise ValueError(f"running job {job.key!r} has a bandwidth need; "
+                             "RunningJobsTracker keeps hosts only")
+        if job.key in self._jobs:
+            raise KeyError(f"running job {job.key!r} listed twice")
+        base = self._base
+        mask = base._mask(job.hosts)
+        # Every running job holds the first segment, so a clash shows there.
+        taken = mask & ~base._free[0]
+        if taken:
+            holders = sorted(repr(key) for key, record in base._records.items() if record.mask & taken)
+            raise OverAllocation(f"running job {job.key!r} and {', '.join(holders)} both "
+                                 f"hold hosts {base._hosts_of(taken)}")
+        self._jobs[job.key] = job
+        self._hold(job)
+
+    def end(self, key: Hashable) -> None:
+        """The job behind ``key`` no longer runs."""
+        del self._jobs[key]
+        self._overdue.discard(key)
+        self._let_go(key)
+
+    def at(self, now: float) -> ReservationTracker:
+        """The running jobs' tracker at origin ``now`` (not before the last
+        one asked for), for one round to plan on; changing it leaves this
+        object as it was."""
+        now = float(now)
+        base = self._base
+        if now < base.origin:
+            raise ValueError(f"time went back: tracker at {base.origin}, asked for {now}")
+        if now > base.origin:
+            self._advance(now)
+        copy = ReservationTracker.__new__(ReservationTracker)
+        copy.__dict__.update(base.__dict__)
+        copy._times, copy._free = list(base._times), list(base._free)
+        copy._profile = base._profile[:, :len(base._times) + 1].copy()
+        copy._records = dict(base._records)
+        copy._version, copy._found = 0, {}
+        return copy
+
+    def _advance(self, now: float) -> None:
+        """Move the origin to ``now``: segments before it go, and so do the
+        reservations ending by then, whose jobs are held anew from ``now``."""
+        base, times = self._base, self._base._times
+        current = bisect_right(times, now) - 1  # the segment holding now
+        replan = set(self._overdue)
+        for t in times[1:current + 1]:
+            replan.update(self._ending.pop(t))
+        for key in replan:
+            if base._records[key].end > now:
+                self._let_go(key)
+            else:  # ended before the kept segments: holds nothing there
+                del base._records[key]
+        current = bisect_right(times, now) - 1  # letting go may have merged segments
+        if current:
+            size = len(times)
+            del times[:current], base._free[:current]
+            base._profile[:, :size + 1 - current] = base._profile[:, current:size + 1].copy()
+        times[0] = base._profile[0, 0] = base.origin = now
+        self._overdue.clear()
+        for key in replan:
+            self._hold(self._jobs[key])
+
+    def _hold(self, job: RunningJob) -> None:
+        base = self._base
+        bound = job.bound_after(base.origin)
+        if bound is None:
+            self._overdue.add(job.key)
+        end = job.held_until(base.origin)
+        if end != math.inf:
+            self._ending.setdefault(end, set()).add(job.key)
+        base._book(job.key, min(job.start, base.origin), end, base._mask(job.hosts), {})
+
+    def _let_go(self, key: Hashable) -> None:
+        """Free what ``key`` holds and drop the breakpoint at its end if no
+        other reservation ends there, as ``from_running`` would not make it."""
+        base = self._base
+        record = base._records.pop(key)
+        base._give_back(record, base.origin)
+        if record.end == math.inf:
+            return
+        keys = self._ending[record.end]
+        keys.discard(key)
+        if not keys:
+            del self._ending[record.end]
+            base._merge(bisect_left(base._times, record.end))
 
 
 def _lowest(mask: int, count: int) -> int:

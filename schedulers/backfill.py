@@ -33,7 +33,7 @@ from procset import ProcSet
 
 from batio.jobio import job_storage_mapping
 from batio.options import Option, parse_options
-from batio.reservation import ReservationTracker, RunningJob, Slot
+from batio.reservation import ReservationTracker, RunningJob, RunningJobsTracker, Slot
 
 
 def time_limit(job: Job) -> float:
@@ -110,12 +110,20 @@ class QueueScheduler(BatsimScheduler):
     jobs (id -> (job, start time)), and one ``schedule`` round per Batsim
     message in which something changed. Jobs asking for more hosts than the
     platform's compute hosts are rejected at submission; storage hosts never
-    run jobs."""
+    run jobs.
+
+    A policy whose running jobs hold their hosts alone, for their time limit,
+    sets ``holds_hosts_only``: ``running_tracker`` then keeps them across
+    rounds, so a round starts from ``running_tracker.at(now)`` instead of
+    rebuilding the tracker from every running job."""
+
+    holds_hosts_only = False
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
         self.waiting: list[Job] = []
         self.running: dict[str, tuple[Job, float]] = {}
+        self.running_tracker: RunningJobsTracker | None = None
         self.needs_round = False
         self.last_plan = RoundPlan()
 
@@ -129,23 +137,43 @@ class QueueScheduler(BatsimScheduler):
     def start(self, plan: RoundPlan, now: float) -> None:
         """Execute the jobs a round decided to start now."""
         for job, hosts in plan.started:
-            job.allocation = hosts
+            self.mark_running(job, hosts, now)
             mapping = self.storage_mapping(job)
             if mapping:
                 job.storage_mapping = mapping
-            self.running[job.id] = (job, now)
         if plan.started:
             started = {job.id for job, _ in plan.started}
-            self.waiting = [job for job in self.waiting if job.id not in started]
+            head = len(started)
+            if all(job.id in started for job in self.waiting[:head]):  # FCFS starts the queue's head
+                self.waiting = self.waiting[head:]
+            else:
+                self.waiting = [job for job in self.waiting if job.id not in started]
             self.bs.execute_jobs([job for job, _ in plan.started])
         self.last_plan = plan
 
+    def mark_running(self, job: Job, hosts: ProcSet, start: float) -> None:
+        """``job`` runs on ``hosts`` since ``start``."""
+        job.allocation = hosts
+        self.running[job.id] = (job, start)
+        if self.running_tracker is not None:
+            self.running_tracker.start(RunningJob(job.id, start, hosts, time_limit(job)))
+
+    def running_tracker_at(self, now: float) -> ReservationTracker:
+        """The running jobs' reservation tracker at origin ``now``."""
+        if len(self.running_tracker) != len(self.running):  # cheap guard against a bypassed mark_running
+            raise RuntimeError(f"{type(self).__name__}: {len(self.running)} running jobs, "
+                               f"{len(self.running_tracker)} tracked: add running jobs with mark_running")
+        return self.running_tracker.at(now)
+
     def job_left(self, job: Job) -> None:
         """A running job completed or was killed."""
-        self.running.pop(job.id, None)
+        if self.running.pop(job.id, None) is not None and self.running_tracker is not None:
+            self.running_tracker.end(job.id)
 
     def onSimulationBegins(self):
         self.hosts = ProcSet(*self.bs.compute_resources)
+        if self.holds_hosts_only:
+            self.running_tracker = RunningJobsTracker(self.hosts, self.bs.time())
 
     def onJobSubmission(self, job):
         if job.requested_resources > len(self.hosts):
@@ -190,6 +218,10 @@ class Backfill(QueueScheduler):
         # every round then costs no Python call per waiting job.
         self.static_order = type(self).priority_key is Backfill.priority_key
         self.queue_keys = KeyCache(QUEUE_ORDERS[self.order])
+        # Unless a policy changes what running jobs hold (this class's hooks:
+        # hosts alone, for their walltime), they are kept across rounds.
+        self.holds_hosts_only = all(getattr(type(self), hook) is getattr(Backfill, hook) for hook in (
+            "running_jobs", "bandwidth_need", "bandwidth_limits", "initialize_reservation_tracker"))
 
     def job_left(self, job: Job) -> None:
         super().job_left(job)
@@ -222,6 +254,8 @@ class Backfill(QueueScheduler):
 
     def initialize_reservation_tracker(self, now: float) -> ReservationTracker:
         """InitializeReservationTracker (Algorithm 1, line 1)."""
+        if self.running_tracker is not None:
+            return self.running_tracker_at(now)
         return ReservationTracker.from_running(
             self.hosts, self.bandwidth_limits(now), self.running_jobs(now), now)
 

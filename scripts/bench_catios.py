@@ -110,7 +110,7 @@ def round_time(cls, options, running, waiting) -> tuple[float, int]:
     scheduler.waiting = list(waiting)
     scheduler.bs.now = NOW
     for job, start in running:
-        scheduler.running[job.id] = (job, start)
+        scheduler.mark_running(job, job.allocation, start)
         if isinstance(scheduler, Catios):
             scheduler.load.add(job.id, scheduler.D(job), start)
     if isinstance(scheduler, Catios):  # profiles of waiting jobs are clipped once, at their first round
@@ -144,7 +144,8 @@ def round_times(rounds: int, seed: int) -> None:
         scheduler = Backfill({"backfill_max": 1})
         scheduler.bs = CallingBatsim(NOW)
         scheduler.onSimulationBegins()
-        scheduler.running = {job.id: (job, start) for job, start in running}
+        for job, start in running:
+            scheduler.mark_running(job, job.allocation, start)
         scheduler.waiting = list(waiting)
         begin = time.perf_counter()
         plan = scheduler.schedule()

@@ -56,7 +56,7 @@ def round_times(options, queued, rounds, seed):
             sched.add_job_to_workload_io_intensity(job)
             sched.add_job_to_system_io_intensity(job)
             sched.reservations[job.id] = start + time_limit(job)
-            sched.running[job.id] = (job, start)
+            sched.mark_running(job, job.allocation, start)
         sched.waiting = list(waiting)
         begin = time.perf_counter()
         sched.schedule()

@@ -69,7 +69,8 @@ def round_times(backfill_max, queue_length, rounds, seed):
         scheduler = BandwidthBackfill({"backfill_max": backfill_max})
         scheduler.bs = FakeBatsim(NOW)
         scheduler.onSimulationBegins()
-        scheduler.running = {job.id: (job, start) for job, start in running}
+        for job, start in running:
+            scheduler.mark_running(job, job.allocation, start)
         scheduler.waiting = list(waiting)
         begin = time.perf_counter()
         plan = scheduler.schedule()

@@ -32,8 +32,7 @@ def plan_of(options, running, waiting, nb_hosts=4, now=0.0):
     """One round: ``running`` is [(job, start, hosts)], ``waiting`` the queue."""
     sched = scheduler(nb_hosts, **options)
     for running_job, start, hosts in running:
-        running_job.allocation = hosts
-        sched.running[running_job.id] = (running_job, start)
+        sched.mark_running(running_job, hosts, start)
     sched.waiting = list(waiting)
     sched.bs.now = now
     plan = sched.schedule()
@@ -234,6 +233,40 @@ def test_every_job_runs_and_hosts_never_overlap(workload, backfill_max, order):
         for other_start, other_end, other_hosts in placed:
             if other_hosts is not hosts and start < other_end and other_start < end:
                 assert not hosts & other_hosts
+
+
+class RebuildingBackfill(Backfill):
+    """Backfill rebuilding its tracker from every running job in each round,
+    as Algorithm 1 reads: the reference for the tracker Backfill keeps."""
+
+    def initialize_reservation_tracker(self, now):
+        return ReservationTracker.from_running(self.hosts, {}, self.running_jobs(now), now)
+
+
+@settings(max_examples=100, deadline=None)
+@given(workloads, st.sampled_from([0, 1, 2, None]), st.sampled_from(["fcfs", "sjf", "ljf"]),
+       st.booleans())
+def test_kept_tracker_plans_as_a_rebuilt_one(workload, backfill_max, order, exact):
+    runs = []
+    for cls in (Backfill, RebuildingBackfill):
+        sched = cls({"backfill_max": backfill_max, "order": order})
+        sched.bs = FakeBatsim(6, [])
+        sched.onSimulationBegins()
+        jobs = make_jobs(workload, exact)
+        starts, reservations = simulate(sched, jobs)
+        runs.append((starts, reservations, {j.id: j.allocation for j, _ in jobs}))
+    assert runs[0] == runs[1]
+    assert Backfill({}).holds_hosts_only and not RebuildingBackfill({}).holds_hosts_only
+
+
+def test_running_jobs_set_around_mark_running_are_refused():
+    sched = scheduler(4)
+    running = job("R", 2, 10)
+    running.allocation = ProcSet((0, 1))
+    sched.running[running.id] = (running, 0.0)
+    sched.waiting = [job("A", 4, 10)]
+    with pytest.raises(RuntimeError, match="1 running jobs, 0 tracked"):
+        sched.schedule()
 
 
 # -- options -----------------------------------------------------------------

@@ -68,8 +68,7 @@ def make(cls, nb_hosts=4, **options):
 def one_round(sched, running, waiting, now=0.0):
     """``running``: [(job, start, hosts)]. Returns ({id: hosts} started, {id: (start, hosts)} reserved)."""
     for running_job, start, hosts in running:
-        running_job.allocation = ProcSet(*hosts) if not isinstance(hosts, ProcSet) else hosts
-        sched.running[running_job.id] = (running_job, start)
+        sched.mark_running(running_job, ProcSet(*hosts) if not isinstance(hosts, ProcSet) else hosts, start)
     sched.waiting = list(waiting)
     sched.bs.now = now
     plan = sched.schedule()

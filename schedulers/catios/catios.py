@@ -96,7 +96,7 @@ from batsim.batsim import Job
 import numpy as np
 
 from batio.options import Option, OptionError, parse_options
-from batio.reservation import ReservationTracker, RunningJob, Slot
+from batio.reservation import ReservationTracker, Slot
 from batio.schedulers.backfill import QUEUE_ORDERS, QueueScheduler, RoundPlan, time_limit
 from batio.schedulers.catios.demandload import DemandLoad, clip
 from batio.schedulers.catios.iodemand import command_of, demand_of
@@ -211,6 +211,8 @@ def planned(job_id: str) -> tuple:
 
 
 class Catios(DemandAware):
+    holds_hosts_only = True  # running jobs hold hosts for their walltime; I/O is in `load`
+
     OPTIONS = {
         **DEMAND_OPTIONS,
         "priority": Option(str, "fcfs", choices=("fcfs", "ljf", "mix")),
@@ -285,9 +287,7 @@ class Catios(DemandAware):
     def schedule(self) -> RoundPlan:
         now = self.bs.time()
         self.load.advance(now)
-        RT = ReservationTracker.from_running(
-            self.hosts, {}, [RunningJob(job.id, start, job.allocation, time_limit(job))
-                             for job, start in self.running.values()], now)
+        RT = self.running_tracker_at(now)
         plan = RoundPlan()
         for j in self.prioritised(now):
             D, L = self.D(j), time_limit(j)
