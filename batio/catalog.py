@@ -26,7 +26,7 @@ def is_batsched(name):
 # for the name, as a user would pass --enable-dynamic-jobs to Batsim.
 # File loads are dynamic jobs run on nodes their jobs share (paper 004).
 LOCALITY_FEATURES = ("dynamic_jobs", "compute_sharing")
-SCHEDULERS = {
+SCHEDULERS: dict[str, tuple] = {
     "fcfs": ("backfill.py", {"backfill_max": 0}),
     "easy": ("backfill.py", {"backfill_max": 1}),
     "conservative": ("backfill.py", {"backfill_max": None}),
@@ -102,7 +102,7 @@ REQUIRES = {
     "catios/catios.py": PREDICTED_DEMAND,
     "catios/tioas.py": PREDICTED_DEMAND,
     "locality/locality.py": {"storage": True, "host_properties": ("cores", "memory_bytes", "link_bandwidth"),
-                    "job_fields": ("cores", "file", "file_bytes"), "single_host_jobs": True},
+                             "job_fields": ("cores", "file", "file_bytes"), "single_host_jobs": True},
 }
 REQUIRES_OF_NAME = {name: ORACLE_DEMAND for name, (_, presets, *_) in SCHEDULERS.items()
                     if presets.get("demand") == "oracle"}

@@ -61,11 +61,11 @@ thousand jobs running, rebuilding was most of a scheduler's time
 """
 from __future__ import annotations
 
-import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Hashable, Iterable, Mapping
+import math
 
 import numpy as np
 from procset import ProcSet
@@ -94,6 +94,10 @@ class Slot:
     """
 
     __slots__ = ("_start", "_hosts", "_tracker", "_mask", "_query")
+    _hosts: ProcSet | None
+    _tracker: ReservationTracker | None  # with _mask (its host bitset), when hosts are built on demand
+    _mask: int
+    _query: tuple
 
     def __init__(self, start: float, hosts: ProcSet):
         self._start = float(start)
@@ -107,6 +111,7 @@ class Slot:
     @property
     def hosts(self) -> ProcSet:
         if self._hosts is None:
+            assert self._tracker is not None  # a slot without hosts comes from a tracker
             self._hosts = self._tracker._hosts_of(self._mask)
         return self._hosts
 
@@ -213,7 +218,7 @@ class ReservationTracker:
 
     @classmethod
     def from_running(cls, hosts: ProcSet, bandwidth_limits: Mapping[str, float] | None,
-                     running: Iterable[RunningJob], now: float) -> "ReservationTracker":
+                     running: Iterable[RunningJob], now: float) -> ReservationTracker:
         """A tracker at origin ``now`` where each running job holds its hosts
         and bandwidth until ``RunningJob.held_until(now)``.
 

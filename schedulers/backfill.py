@@ -24,9 +24,9 @@ or the whole ``initialize_reservation_tracker``.
 """
 from __future__ import annotations
 
-import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+import math
 
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
@@ -138,6 +138,13 @@ class QueueScheduler(BatsimScheduler):
         """Execute the jobs a round decided to start now."""
         for job, hosts in plan.started:
             self.mark_running(job, hosts, now)
+        self.execute(plan)
+
+    def execute(self, plan: RoundPlan) -> None:
+        """EXECUTE_JOB, with their storage mapping, for the jobs of ``plan``
+        (already marked running: a policy may mark them as it decides); they
+        leave the waiting queue."""
+        for job, _ in plan.started:
             mapping = self.storage_mapping(job)
             if mapping:
                 job.storage_mapping = mapping
@@ -160,10 +167,11 @@ class QueueScheduler(BatsimScheduler):
 
     def running_tracker_at(self, now: float) -> ReservationTracker:
         """The running jobs' reservation tracker at origin ``now``."""
-        if len(self.running_tracker) != len(self.running):  # cheap guard against a bypassed mark_running
+        tracker = self.running_tracker
+        if tracker is None or len(tracker) != len(self.running):  # cheap guard against a bypassed mark_running
             raise RuntimeError(f"{type(self).__name__}: {len(self.running)} running jobs, "
-                               f"{len(self.running_tracker)} tracked: add running jobs with mark_running")
-        return self.running_tracker.at(now)
+                               f"{len(tracker or ())} tracked: add running jobs with mark_running")
+        return tracker.at(now)
 
     def job_left(self, job: Job) -> None:
         """A running job completed or was killed."""

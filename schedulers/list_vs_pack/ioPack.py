@@ -53,7 +53,7 @@ from batsim.batsim import Job
 from procset import ProcSet
 
 from batio.options import Option, parse_options
-from batio.schedulers.backfill import QueueScheduler, job_id_key
+from batio.schedulers.backfill import QueueScheduler, RoundPlan, job_id_key
 from batio.schedulers.list_vs_pack.ioList import PeriodicJobInfo, bandwidth_option
 
 VARIANTS = ("Random", "Max", "Char")
@@ -153,10 +153,10 @@ class IoPack(QueueScheduler):
 
     # -- one round ---------------------------------------------------------
 
-    def schedule(self) -> None:
+    def schedule(self) -> RoundPlan:
         now = self.bs.time()
         self.packs = self.build(self.waiting)
-        started: list[Job] = []
+        plan = RoundPlan()
         if not self.running and self.packs:
             # "The next pack cannot start as long as the last application of
             # the previous pack has not finished" (Introduction): it has; the
@@ -166,16 +166,13 @@ class IoPack(QueueScheduler):
             self.current_pack = {job.id for job in pack.jobs}
             free = self._free_hosts()
             for job in pack.jobs:
-                free = self._start(job, free, now, backfilled=False)
-                started.append(job)
+                free = self._admit(plan, job, free, now, backfilled=False)
         if self.backfill_enabled and self.packs and self.current_pack & set(self.running):
-            started += self._backfill(now)
-        if started:
-            ids = {job.id for job in started}
-            self.waiting = [job for job in self.waiting if job.id not in ids]
-            self.bs.execute_jobs(started)
+            self._backfill(plan, now)
+        self.execute(plan)
+        return plan
 
-    def _backfill(self, now: float) -> list[Job]:
+    def _backfill(self, plan: RoundPlan, now: float) -> None:
         """Fill the running pack's idle hosts with jobs of later packs
         (section "Backfilling": "we can see if an application fits in the
         free space"): free hosts now, planned to end before the pack, and
@@ -189,26 +186,23 @@ class IoPack(QueueScheduler):
                          for job, start in self.running.values())
         budget = self.bandwidth * left - planned_io
         free = self._free_hosts()
-        started = []
         for pack in self.packs:
             for job in list(pack.jobs):
                 if (job.requested_resources <= len(free) and info.duration(job) <= left
                         and info.volume(job) <= budget * (1 + _TOLERANCE)):
-                    free = self._start(job, free, now, backfilled=True)
+                    free = self._admit(plan, job, free, now, backfilled=True)
                     budget -= info.volume(job)
                     pack.jobs.remove(job)
-                    started.append(job)
         self.packs = [pack for pack in self.packs if pack.jobs]
-        return started
 
-    def _start(self, job: Job, free: ProcSet, now: float, backfilled: bool) -> ProcSet:
-        job.allocation = ProcSet(*free[:job.requested_resources])
-        mapping = self.storage_mapping(job)
-        if mapping:
-            job.storage_mapping = mapping
-        self.running[job.id] = (job, now)
+    def _admit(self, plan: RoundPlan, job: Job, free: ProcSet, now: float, backfilled: bool) -> ProcSet:
+        """Start ``job`` now on the first of the ``free`` hosts (running from
+        now on, so that a backfill in the same round sees it); the hosts left."""
+        hosts = ProcSet(*free[:job.requested_resources])
+        self.mark_running(job, hosts, now)
         self.bs.set_job_metadata(job.id, f"pack={self.pack_number};backfilled={int(backfilled)}")
-        return free - job.allocation
+        plan.started.append((job, hosts))
+        return free - hosts
 
     def _free_hosts(self) -> ProcSet:
         busy = ProcSet()
