@@ -56,9 +56,9 @@ def class_name(path):
 def module_name(path):
     """The one name under which the scheduler file ``path`` is loaded."""
     path = Path(path).resolve()
-    inside = path.relative_to(batio_schedulers_folder()) if path.is_relative_to(batio_schedulers_folder()) else None
-    if inside is not None and (len(inside.parts) == 1 or (path.parent / "__init__.py").is_file()):
-        return ".".join([BATIO_PACKAGE, *inside.parent.parts, path.stem])
+    batio_folder = batio_schedulers_folder()
+    if path.is_relative_to(batio_folder) and (path.parent == batio_folder or (path.parent / "__init__.py").is_file()):
+        return ".".join([BATIO_PACKAGE, *path.relative_to(batio_folder).parent.parts, path.stem])
     if path.parent == pybatsim_schedulers_folder():
         return f"{PYBATSIM_PACKAGE}.{path.stem}"
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
@@ -91,13 +91,7 @@ def _pybatsim_package():
                                                       submodule_search_locations=[str(folder)])
         if spec is None or spec.loader is None:
             raise InputError(folder, "pybatsim's bundled schedulers are missing (is pybatsim 3.2.1 installed?)")
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[PYBATSIM_PACKAGE] = package
-        try:
-            spec.loader.exec_module(package)
-        except BaseException:
-            del sys.modules[PYBATSIM_PACKAGE]
-            raise
+        package = _execute(PYBATSIM_PACKAGE, spec)
     elif Path(package.__file__ or "").resolve().parent != folder:
         raise InputError(package.__file__, f"this module holds the name {PYBATSIM_PACKAGE!r}, which pybatsim's "
                                            f"bundled schedulers ({folder}) need")
@@ -108,18 +102,25 @@ def _load_file(name, path):
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise InputError(path, "not a Python file that can be imported")
-    module = importlib.util.module_from_spec(spec)
     neighbours = [str(path.parent), str(path.parent.parent)]
     sys.path[:0] = neighbours
+    try:
+        return _execute(name, spec)
+    finally:
+        for entry in neighbours:
+            sys.path.remove(entry)
+
+
+def _execute(name, spec):
+    """The module of ``spec``, registered as ``name`` while it runs (so that it
+    can import itself) and unregistered if it fails."""
+    module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[name]
         raise
-    finally:
-        for entry in neighbours:
-            sys.path.remove(entry)
     return module
 
 
