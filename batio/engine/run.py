@@ -150,6 +150,7 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
     from batio.engine.iotimeline import IoTimeline
     from batio.engine.platform import classify, read_properties
     from batio.engine.server import Config, Simulation
+    from batio.engine.threads import use_global_futex_hash
     from batio.engine.transport import InProcessTransport, SocketTransport, Watchdog
     from batio.engine.workload import load_workload
 
@@ -172,6 +173,7 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
     for option in spec.sg_config:
         if ":" not in option or option.startswith("host/model:"):
             raise InputError("--sg-cfg", f"expected a SimGrid option NAME:VALUE other than host/model, got {option!r}")
+    use_global_futex_hash()  # before SimGrid starts a thread per actor
     try:
         engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
                                  "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
