@@ -152,9 +152,9 @@ class QueueScheduler(BatsimScheduler):
             started = {job.id for job, _ in plan.started}
             head = len(started)
             if all(job.id in started for job in self.waiting[:head]):  # FCFS starts the queue's head
-                self.waiting = self.waiting[head:]
-            else:
-                self.waiting = [job for job in self.waiting if job.id not in started]
+                del self.waiting[:head]
+            else:  # in place: what remains of a queue in order stays in order
+                self.waiting[:] = [job for job in self.waiting if job.id not in started]
             self.bs.execute_jobs([job for job, _ in plan.started])
         self.last_plan = plan
 
@@ -226,6 +226,12 @@ class Backfill(QueueScheduler):
         # every round then costs no Python call per waiting job.
         self.static_order = type(self).priority_key is Backfill.priority_key
         self.queue_keys = KeyCache(QUEUE_ORDERS[self.order])
+        # Jobs mostly arrive in queue order (FCFS always, but for ties): while
+        # they do, the waiting queue is Q as it stands, and a round costs no
+        # work per waiting job (sorting it cost O(queue) per round). Checked
+        # at each submission; a queue set from outside is checked once.
+        self.waiting_in_order = True
+        self.checked_queue = self.waiting
         # Unless a policy changes what running jobs hold (this class's hooks:
         # hosts alone, for their walltime), they are kept across rounds.
         self.holds_hosts_only = all(getattr(type(self), hook) is getattr(Backfill, hook) for hook in (
@@ -234,6 +240,12 @@ class Backfill(QueueScheduler):
     def job_left(self, job: Job) -> None:
         super().job_left(job)
         self.queue_keys.pop(job, None)
+
+    def onJobSubmission(self, job):
+        super().onJobSubmission(job)
+        queued = self.waiting[-2:]
+        if len(queued) == 2 and queued[1] is job and self.queue_keys[job] < self.queue_keys[queued[0]]:
+            self.waiting_in_order = False
 
     # -- policy hooks ----------------------------------------------------
 
@@ -272,11 +284,19 @@ class Backfill(QueueScheduler):
     def schedule(self) -> RoundPlan:
         now = self.bs.time()
         RT = self.initialize_reservation_tracker(now)
-        if self.static_order:
+        if self.static_order and self.waiting is not self.checked_queue:
+            keys = [self.queue_keys[job] for job in self.waiting]
+            self.waiting_in_order = all(a <= b for a, b in zip(keys, keys[1:]))
+            self.checked_queue = self.waiting
+        if self.static_order and self.waiting_in_order:
+            Q = self.waiting
+        elif self.static_order:
             Q = sorted(self.waiting, key=self.queue_keys.__getitem__)
         else:
             Q = sorted(self.waiting, key=lambda job: self.priority_key(job, now))
         plan = backfill(RT, Q, now, self.backfill_max, self.planned_duration,
                         lambda job: self.bandwidth_need(job, now))
         self.start(plan, now)
+        if not self.waiting:
+            self.waiting_in_order = True
         return plan

@@ -259,6 +259,33 @@ def test_kept_tracker_plans_as_a_rebuilt_one(workload, backfill_max, order, exac
     assert Backfill({}).holds_hosts_only and not RebuildingBackfill({}).holds_hosts_only
 
 
+class SortingBackfill(Backfill):
+    """Backfill sorting its whole waiting queue in every round (a priority
+    key of its own): the reference for the queue Backfill keeps in order."""
+
+    def priority_key(self, job, now):
+        return super().priority_key(job, now)
+
+
+@settings(max_examples=100, deadline=None)
+@given(workloads, st.sampled_from([0, 1, None]), st.sampled_from(["fcfs", "sjf", "ljf"]), st.booleans())
+def test_queue_kept_in_order_plans_as_a_sorted_one(workload, backfill_max, order, ids_descending):
+    # Descending ids make jobs submitted at one instant arrive out of FCFS order.
+    runs = []
+    for cls in (Backfill, SortingBackfill):
+        sched = cls({"backfill_max": backfill_max, "order": order})
+        sched.bs = FakeBatsim(6, [])
+        sched.onSimulationBegins()
+        jobs = make_jobs(workload, exact=False)
+        if ids_descending:
+            jobs = [(job(len(jobs) - i, j.requested_resources, j.requested_time, j.submit_time), runtime)
+                    for i, (j, runtime) in enumerate(jobs)]
+        starts, reservations = simulate(sched, jobs)
+        runs.append((starts, reservations, {j.id: j.allocation for j, _ in jobs}))
+    assert runs[0] == runs[1]
+    assert Backfill({}).static_order and not SortingBackfill({}).static_order
+
+
 def test_running_jobs_set_around_mark_running_are_refused():
     sched = scheduler(4)
     running = job("R", 2, 10)
