@@ -8,27 +8,25 @@ per job count, the wall time, the scheduler's share (``scheduling_time`` of
 1,000 jobs, then the largest ratio of two per-1,000-job times. Goal: flat within 25 % from 1,000 to 100,000
 jobs. Not a test: ratios measured in one run on one machine.
 
-    .venv/bin/python scripts/bench_scaling.py [--jobs 1000,10000,100000] [--scheduler fcfs]
+    .venv/bin/python scripts/bench_scaling.py [--jobs 1000,10000,100000] [--scheduler fcfs] [--batsim]
 
-Measured 2026-11-24 (commit d424a32; 2 cores shared with other work, load
-3.4-4.3, so wall times are stretched; the CPU column is the simulation
-process's own), default arguments, one run:
+``--batsim`` runs each count on real Batsim too (ZeroMQ, the scheduler in
+pybatsim), to tell the simulator's own growth from batio's.
 
-    jobs     wall s  scheduler s  engine s  wall s/1000  CPU s/1000
-    1,000       5.7          0.6       5.1         5.68        3.64
-    10,000    106.9         15.7      91.2        10.69        6.19
-    100,000   954.5        312.6     642.0         9.55        6.60
-    largest / smallest per 1,000 jobs: 1.88 wall, 1.81 CPU (goal <= 1.25: not met)
+Measured 2026-11-24 (commit 96b2710; 2 cores shared with other work, load
+3-5), default arguments and --batsim, one run; docs/performance.md has the
+table and what it means:
 
-Before the running jobs' tracker was kept across rounds (RunningJobsTracker),
-the same command gave 17.3 s/1000 at 1,000 jobs (scheduler 10.8 s) and
-29.8 s/1000 at 10,000 (scheduler 231 s of 298 s). The engine's time per
-job now sets the ratio: 1,000 jobs all start at once and never queue, while
-from about 1,100 jobs on, 1,098 run at every instant. The scheduler's
-remaining growth from 10,000 to 100,000 jobs (1.6 to 3.1 s/1000) is the
-waiting queue (up to about 8,500 jobs at 100,000) sorted in every round;
-copying the kept tracker (O(running jobs)) and booking each started job
-over every segment cost a constant ~0.4 ms per round.
+    jobs     embedded s/1000 (CPU)   real Batsim s/1000
+    1,000       4.47 (2.98)               2.86
+    10,000      6.42 (4.08)               3.74
+    100,000     6.06 (4.01)               6.82
+    largest / smallest: 1.44 wall, 1.37 CPU (goal <= 1.25: not met); real Batsim 2.39
+
+The scheduler took 118 s of the 606 s at 100,000 jobs (312 s at d424a32,
+when every round sorted the waiting queue, up to about 8,500 jobs); the
+engine's cost per event grows with the jobs running at once, as real
+Batsim's does.
 """
 
 import argparse
@@ -38,10 +36,13 @@ import logging
 from pathlib import Path
 import resource
 import tempfile
+import time
+
+from bench_inputs import delay_workload, platform_xml
 
 from batio.catalog import scheduler_file_and_options
 from batio.engine.run import RunSpec, simulate
-from bench_inputs import delay_workload, platform_xml
+from batio.real_batsim import run_with_batsim_binary
 
 log = logging.getLogger("bench_scaling")
 
@@ -50,30 +51,45 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", default="1000,10000,100000", help="comma-separated job counts")
     parser.add_argument("--scheduler", default="fcfs")
+    parser.add_argument("--batsim", action="store_true",
+                        help="also run each count on real Batsim (a `batsim` binary on PATH), same scheduler")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     counts = [int(count) for count in args.jobs.split(",")]
     scheduler, options = scheduler_file_and_options(args.scheduler)
-    per_thousand, cpu_per_thousand = [], []
+    engines = ["embedded"] + (["batsim"] if args.batsim else [])
+    per_thousand = {engine: [] for engine in engines}
+    cpu_per_thousand = []
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)
         (out / "platform.xml").write_text(platform_xml())
         for count in counts:
             workload = out / f"delay{count}.json"
             workload.write_text(json.dumps(delay_workload(count)))
-            cpu_before = child_cpu_seconds()
-            result = simulate(RunSpec(str(out / "platform.xml"), [str(workload)], str(scheduler),
-                                      str(out / f"run{count}"), options=options))
-            with open(out / f"run{count}_schedule.csv") as stream:
-                scheduling = float(next(csv.DictReader(stream))["scheduling_time"])
-            cpu = child_cpu_seconds() - cpu_before
-            per_thousand.append(result["wall_time"] / count * 1000)
-            cpu_per_thousand.append(cpu / count * 1000)
-            log.info("%7d jobs: %8.1f s wall, scheduler %7.1f s, engine %7.1f s, %6.2f s per 1,000 jobs "
-                     "(CPU %6.2f s)", count, result["wall_time"], scheduling, result["wall_time"] - scheduling,
-                     per_thousand[-1], cpu_per_thousand[-1])
-    log.info("largest / smallest time per 1,000 jobs: %.2f wall, %.2f CPU (goal <= 1.25)",
-             max(per_thousand) / min(per_thousand), max(cpu_per_thousand) / min(cpu_per_thousand))
+            for engine in engines:
+                spec = RunSpec(str(out / "platform.xml"), [str(workload)], str(scheduler),
+                               str(out / f"{engine}{count}"), options=options,
+                               mode="inprocess" if engine == "embedded" else "socket")
+                cpu_before = child_cpu_seconds()
+                started = time.perf_counter()
+                if engine == "embedded":
+                    simulate(spec)
+                else:
+                    run_with_batsim_binary(spec, timeout_s=7200)
+                wall = time.perf_counter() - started
+                cpu = child_cpu_seconds() - cpu_before
+                with open(f"{spec.out_prefix}_schedule.csv") as stream:
+                    scheduling = float(next(csv.DictReader(stream))["scheduling_time"])
+                per_thousand[engine].append(wall / count * 1000)
+                if engine == "embedded":
+                    cpu_per_thousand.append(cpu / count * 1000)
+                log.info("%-8s %7d jobs: %8.1f s wall, scheduler %7.1f s, rest %7.1f s, %6.2f s per 1,000 jobs%s",
+                         engine, count, wall, scheduling, wall - scheduling, per_thousand[engine][-1],
+                         f" (CPU {cpu_per_thousand[-1]:.2f} s)" if engine == "embedded" else "")
+    for engine, times in per_thousand.items():
+        log.info("%s: largest / smallest time per 1,000 jobs: %.2f wall%s", engine, max(times) / min(times),
+                 f", {max(cpu_per_thousand) / min(cpu_per_thousand):.2f} CPU (goal <= 1.25)"
+                 if engine == "embedded" else "")
 
 
 def child_cpu_seconds():
