@@ -235,6 +235,15 @@ def test_every_job_runs_and_hosts_never_overlap(workload, backfill_max, order):
                 assert not hosts & other_hosts
 
 
+def plans_of(cls, options, jobs):
+    """Starts, reservations and allocations of ``jobs`` simulated under ``cls(options)`` on 6 hosts."""
+    sched = cls(options)
+    sched.bs = FakeBatsim(6, [])
+    sched.onSimulationBegins()
+    starts, reservations = simulate(sched, jobs)
+    return starts, reservations, {j.id: j.allocation for j, _ in jobs}
+
+
 class RebuildingBackfill(Backfill):
     """Backfill rebuilding its tracker from every running job in each round,
     as Algorithm 1 reads: the reference for the tracker Backfill keeps."""
@@ -247,15 +256,9 @@ class RebuildingBackfill(Backfill):
 @given(workloads, st.sampled_from([0, 1, 2, None]), st.sampled_from(["fcfs", "sjf", "ljf"]),
        st.booleans())
 def test_kept_tracker_plans_as_a_rebuilt_one(workload, backfill_max, order, exact):
-    runs = []
-    for cls in (Backfill, RebuildingBackfill):
-        sched = cls({"backfill_max": backfill_max, "order": order})
-        sched.bs = FakeBatsim(6, [])
-        sched.onSimulationBegins()
-        jobs = make_jobs(workload, exact)
-        starts, reservations = simulate(sched, jobs)
-        runs.append((starts, reservations, {j.id: j.allocation for j, _ in jobs}))
-    assert runs[0] == runs[1]
+    options = {"backfill_max": backfill_max, "order": order}
+    assert (plans_of(Backfill, options, make_jobs(workload, exact))
+            == plans_of(RebuildingBackfill, options, make_jobs(workload, exact)))
     assert Backfill({}).holds_hosts_only and not RebuildingBackfill({}).holds_hosts_only
 
 
@@ -271,18 +274,15 @@ class SortingBackfill(Backfill):
 @given(workloads, st.sampled_from([0, 1, None]), st.sampled_from(["fcfs", "sjf", "ljf"]), st.booleans())
 def test_queue_kept_in_order_plans_as_a_sorted_one(workload, backfill_max, order, ids_descending):
     # Descending ids make jobs submitted at one instant arrive out of FCFS order.
-    runs = []
-    for cls in (Backfill, SortingBackfill):
-        sched = cls({"backfill_max": backfill_max, "order": order})
-        sched.bs = FakeBatsim(6, [])
-        sched.onSimulationBegins()
-        jobs = make_jobs(workload, exact=False)
-        if ids_descending:
-            jobs = [(job(len(jobs) - i, j.requested_resources, j.requested_time, j.submit_time), runtime)
-                    for i, (j, runtime) in enumerate(jobs)]
-        starts, reservations = simulate(sched, jobs)
-        runs.append((starts, reservations, {j.id: j.allocation for j, _ in jobs}))
-    assert runs[0] == runs[1]
+    def jobs():
+        made = make_jobs(workload, exact=False)
+        if not ids_descending:
+            return made
+        return [(job(len(made) - i, j.requested_resources, j.requested_time, j.submit_time), runtime)
+                for i, (j, runtime) in enumerate(made)]
+
+    options = {"backfill_max": backfill_max, "order": order}
+    assert plans_of(Backfill, options, jobs()) == plans_of(SortingBackfill, options, jobs())
     assert Backfill({}).static_order and not SortingBackfill({}).static_order
 
 
