@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 import math
+from typing import Any
 
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
@@ -119,8 +120,28 @@ class QueueScheduler(BatsimScheduler):
 
     holds_hosts_only = False
 
+    OPTIONS: dict[str, Option] = {}
+    """The options this class adds to its bases' (pybatsim ``-o`` JSON)."""
+    WITHDRAWN_OPTIONS: tuple[str, ...] = ()
+    """Options of a base class that this policy does not take: they keep
+    their default, and the policy sets what they stand for itself."""
+
+    @classmethod
+    def declared_options(cls) -> dict[str, Option]:
+        """The options of the class and its bases, a class's declaration of
+        a key replacing its base's."""
+        spec: dict[str, Option] = {}
+        for klass in reversed(cls.__mro__):
+            spec.update(vars(klass).get("OPTIONS", {}))
+        return spec
+
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
+        # Parsed once for the whole class hierarchy: every level reads ``settings``.
+        spec = self.declared_options()
+        taken = {key: option for key, option in spec.items() if key not in self.WITHDRAWN_OPTIONS}
+        self.settings: dict[str, Any] = {**{key: spec[key].default for key in self.WITHDRAWN_OPTIONS},
+                                         **parse_options(type(self).__name__, taken, options)}
         self.waiting: list[Job] = []
         self.running: dict[str, tuple[Job, float]] = {}
         self.running_tracker: RunningJobsTracker | None = None
@@ -218,9 +239,8 @@ class Backfill(QueueScheduler):
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
-        settings = parse_options(type(self).__name__, self.OPTIONS, options)
-        self.backfill_max = settings["backfill_max"]
-        self.order = settings["order"]
+        self.backfill_max = self.settings["backfill_max"]
+        self.order = self.settings["order"]
         # When the order is a function of the job alone (this class's
         # priority_key), each job's key is computed once: sorting the queue
         # every round then costs no Python call per waiting job.

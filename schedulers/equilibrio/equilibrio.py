@@ -111,7 +111,7 @@ from batsim.batsim import Job
 import numpy as np
 
 from batio.errors import InvalidValue
-from batio.options import Option, parse_options
+from batio.options import Option
 from batio.reservation import ReservationTracker
 from batio.schedulers.backfill import QUEUE_ORDERS, Backfill, RoundPlan, time_limit
 
@@ -258,15 +258,13 @@ class Equilibrio(Backfill):
                                       "io_intensity(S) away from io_intensity(W)"),
     }
 
+    # The BackfillMax is the one option ``backfill`` names, and the order the weighted priority.
+    WITHDRAWN_OPTIONS = ("backfill_max", "order")
+
     def __init__(self, options: Mapping | None = None):
-        settings = parse_options(type(self).__name__, self.OPTIONS, options)
-        # Backfill's state, with the BackfillMax our ``backfill`` option names
-        # (Backfill validates its own options through self.OPTIONS).
-        self.OPTIONS = Backfill.OPTIONS
-        backfill_max = BACKFILL_MAX.get(settings["backfill"], 0)
-        super().__init__({"backfill_max": None if backfill_max == math.inf else backfill_max, "order": "fcfs"})
-        del self.OPTIONS
-        self.options = options
+        super().__init__(options)
+        settings = self.settings
+        self.backfill_max = BACKFILL_MAX.get(settings["backfill"], 0)
         self.alpha = settings["alpha"]
         self.knowledge = settings["knowledge"]
         self.knowledge_seed = settings["knowledge_seed"]

@@ -52,7 +52,7 @@ import random
 from batsim.batsim import Job
 from procset import ProcSet
 
-from batio.options import Option, parse_options
+from batio.options import Option
 from batio.schedulers.backfill import QueueScheduler, RoundPlan, job_id_key
 from batio.schedulers.list_vs_pack.ioList import PeriodicJobInfo, bandwidth_option
 
@@ -127,7 +127,7 @@ class IoPack(QueueScheduler):
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
-        settings = parse_options(type(self).__name__, self.OPTIONS, options)
+        settings = self.settings
         self.variant = settings["packs"]
         self.seed = settings["seed"]
         self.backfill_enabled = settings["backfill"]
