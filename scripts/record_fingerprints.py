@@ -17,6 +17,7 @@ state, start, finish, hosts and Batsim metadata, as written.
     .venv/bin/python scripts/record_fingerprints.py            # record every point
     .venv/bin/python scripts/record_fingerprints.py --check    # re-run the quick set, compare
     .venv/bin/python scripts/record_fingerprints.py --check --all
+    .venv/bin/python scripts/record_fingerprints.py --check --all --config equilibrio_alpha.yaml
 
 Recording writes tests/data/sweep_fingerprints.json with the commit it ran
 on, the seconds each run took, and which points form the quick set that
@@ -163,12 +164,14 @@ def mark_quick(recorded: dict) -> None:
             spent += cost(key)
 
 
-def check(out: Path, everything: bool) -> list[str]:
+def check(out: Path, everything: bool, only: list[str] | None = None) -> list[str]:
     """The points whose fingerprint differs from the recorded one (or that are no longer planned)."""
     recorded = json.loads(FINGERPRINTS.read_text())["points"]
     points = planned_points(out)
     differ = sorted(set(recorded) ^ set(points))
     for key, entry in recorded.items():
+        if only and key.split(":")[0] not in only:
+            continue
         if key in points and (everything or entry["quick"]):
             fingerprint, seconds = fingerprint_run(points[key], out)
             log.info("%s  %.1f s  %s", key, seconds, "same" if fingerprint == entry["sha256"] else "DIFFERS")
@@ -181,12 +184,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare with the recorded fingerprints")
     parser.add_argument("--all", action="store_true", help="with --check: every recorded point, not the quick set")
+    parser.add_argument("--config", action="append", help="with --check: only this config's points (repeatable)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="batio-fingerprints-") as folder:
         if args.check:
-            differ = check(Path(folder), args.all)
+            differ = check(Path(folder), args.all, args.config)
             print(f"{len(differ)} points differ" + "".join(f"\n  {key}" for key in differ))
             return 1 if differ else 0
         recorded = record(Path(folder))

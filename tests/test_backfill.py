@@ -159,6 +159,35 @@ def test_bandwidth_hook_reserves_bandwidth_like_hosts():
     assert [(j.id, slot.start, slot.hosts) for j, slot in plan.reserved] == [("w0!W2", 10.0, ProcSet(0))]
 
 
+def test_hooks_of_the_round_for_policies_built_on_it():
+    """backfill()'s hooks, on the hand-computed case above (A blocked, then B, C, D):
+    ``first_fit`` goes on past A with BackfillMax 0, ``eligible`` skips a job
+    before any search, ``on_start`` sees each start before the next job is
+    taken, so that Q may change its order."""
+    def round_of(Q, backfill_max, **hooks):
+        RT = ReservationTracker.from_running(ProcSet((0, 3)), {}, [
+            RunningJob("R0", 0, ProcSet((0, 1)), 10), RunningJob("R1", 0, ProcSet(2), 4)], 0.0)
+        plan = backfill(RT, Q, 0.0, backfill_max, time_limit, lambda j: {}, **hooks)
+        return [j.id for j, _ in plan.started], [j.id for j, _ in plan.reserved]
+
+    A, B, C, D = job("A", 4, 10), job("B", 2, 6), job("C", 1, 8), job("D", 1, 3)
+    assert round_of([A, B, C, D], 0) == ([], [])
+    assert round_of([A, B, C, D], 0, first_fit=True) == (["w0!C"], [])
+    assert round_of([A, B, C, D], 0, first_fit=True, eligible=lambda j: j is not C) == (["w0!D"], [])
+    started = []
+
+    def walk():  # D first (it starts on host 3), then the others in the reverse order
+        left = [D, A, B, C]
+        while left:
+            yield left.pop(0)
+            if started and left and left[0] is A:
+                left.reverse()
+
+    assert round_of(walk(), math.inf, on_start=lambda j, hosts: started.append((j.id, hosts))) == (
+        ["w0!D"], ["w0!C", "w0!B", "w0!A"])
+    assert started == [("w0!D", ProcSet(3))]
+
+
 # -- properties over simulated runs ------------------------------------------
 
 def simulate(sched, jobs):
