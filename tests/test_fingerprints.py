@@ -57,7 +57,9 @@ def test_the_quick_set_runs_every_policy_file():
 @pytest.mark.slow
 def test_every_smallest_point_is_recorded(planned):
     """A config, a scheduler entry or a workload added since the recording needs a new recording."""
-    assert sorted(planned) == sorted(RECORDED["points"])
+    assert sorted(planned) == sorted(RECORDED["points"]), (
+        "the configs' smallest points changed: record them again (scripts/record_fingerprints.py) "
+        "on a commit whose schedules are trusted")
     assert {key: record_fingerprints.scheduler_name(run) for key, run in planned.items()} == {
         key: entry["scheduler"] for key, entry in RECORDED["points"].items()}
 
