@@ -1,6 +1,7 @@
 """Validation of a scheduler's pybatsim ``-o`` JSON options.
 
-Each scheduler declares its options once::
+Each scheduler declares its options once (batio's policies, class by class:
+their base class parses those of the whole class hierarchy at once)::
 
     OPTIONS = {
         "backfill_max": Option(int, math.inf, minimum=0,

@@ -24,9 +24,10 @@ or the whole ``initialize_reservation_tracker``.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 import math
+from typing import Any
 
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
@@ -77,15 +78,27 @@ class RoundPlan:
     reserved: list[tuple[Job, Slot]] = field(default_factory=list)
 
 
-def backfill(RT: ReservationTracker, Q: Sequence[Job], t_now: float, backfill_max: float,
+def backfill(RT: ReservationTracker, Q: Iterable[Job], t_now: float, backfill_max: float,
              L: Callable[[Job], float],
-             r: Callable[[Job], Mapping[str, float]]) -> RoundPlan:
+             r: Callable[[Job], Mapping[str, float]],
+             eligible: Callable[[Job], bool] | None = None,
+             on_start: Callable[[Job, ProcSet], None] | None = None,
+             first_fit: bool = False) -> RoundPlan:
     """Algorithm 1, lines 3-14, on an initialised tracker ``RT`` and the
     sorted waiting queue ``Q``; ``L(j)`` is the time limit and ``r(j)`` the
-    bandwidth need of job j. Mutates ``RT``."""
+    bandwidth need of job j. Mutates ``RT``.
+
+    For policies built on it: ``eligible(j)`` false skips j this round
+    (line 11) before any search; ``on_start(j, hosts)`` follows each start
+    before the next job is taken from ``Q`` (which may be an iterable that
+    ranks the jobs left again); ``first_fit`` reads BackfillMax = 0 as
+    Algorithm 1 does literally: past a job that cannot start, later jobs
+    that fit still start (where FCFS stops)."""
     plan = RoundPlan()
     backfill_count = 0
     for j in Q:
+        if eligible is not None and not eligible(j):
+            continue
         L_j, r_j = L(j), r(j)
         # Once BackfillMax reservations are made, only "can j start now?"
         # matters: searching further would be wasted time.
@@ -94,7 +107,9 @@ def backfill(RT: ReservationTracker, Q: Sequence[Job], t_now: float, backfill_ma
         if slot is not None and slot.start == t_now:
             RT.reserve(j.id, slot, L_j, r_j)
             plan.started.append((j, slot.hosts))
-        elif backfill_max == 0:
+            if on_start is not None:
+                on_start(j, slot.hosts)
+        elif backfill_max == 0 and not first_fit:
             break
         elif slot is not None and backfill_count < backfill_max:
             RT.reserve(j.id, slot, L_j, r_j)
@@ -119,8 +134,28 @@ class QueueScheduler(BatsimScheduler):
 
     holds_hosts_only = False
 
+    OPTIONS: dict[str, Option] = {}
+    """The options this class adds to its bases' (pybatsim ``-o`` JSON)."""
+    WITHDRAWN_OPTIONS: tuple[str, ...] = ()
+    """Options of a base class that this policy does not take: they keep
+    their default, and the policy sets what they stand for itself."""
+
+    @classmethod
+    def declared_options(cls) -> dict[str, Option]:
+        """The options of the class and its bases, a class's declaration of
+        a key replacing its base's."""
+        spec: dict[str, Option] = {}
+        for klass in reversed(cls.__mro__):
+            spec.update(vars(klass).get("OPTIONS", {}))
+        return spec
+
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
+        # Parsed once for the whole class hierarchy: every level reads ``settings``.
+        spec = self.declared_options()
+        taken = {key: option for key, option in spec.items() if key not in self.WITHDRAWN_OPTIONS}
+        self.settings: dict[str, Any] = {**{key: spec[key].default for key in self.WITHDRAWN_OPTIONS},
+                                         **parse_options(type(self).__name__, taken, options)}
         self.waiting: list[Job] = []
         self.running: dict[str, tuple[Job, float]] = {}
         self.running_tracker: RunningJobsTracker | None = None
@@ -218,9 +253,8 @@ class Backfill(QueueScheduler):
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
-        settings = parse_options(type(self).__name__, self.OPTIONS, options)
-        self.backfill_max = settings["backfill_max"]
-        self.order = settings["order"]
+        self.backfill_max = self.settings["backfill_max"]
+        self.order = self.settings["order"]
         # When the order is a function of the job alone (this class's
         # priority_key), each job's key is computed once: sorting the queue
         # every round then costs no Python call per waiting job.

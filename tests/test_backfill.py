@@ -159,6 +159,35 @@ def test_bandwidth_hook_reserves_bandwidth_like_hosts():
     assert [(j.id, slot.start, slot.hosts) for j, slot in plan.reserved] == [("w0!W2", 10.0, ProcSet(0))]
 
 
+def test_hooks_of_the_round_for_policies_built_on_it():
+    """backfill()'s hooks, on the hand-computed case above (A blocked, then B, C, D):
+    ``first_fit`` goes on past A with BackfillMax 0, ``eligible`` skips a job
+    before any search, ``on_start`` sees each start before the next job is
+    taken, so that Q may change its order."""
+    def round_of(Q, backfill_max, **hooks):
+        RT = ReservationTracker.from_running(ProcSet((0, 3)), {}, [
+            RunningJob("R0", 0, ProcSet((0, 1)), 10), RunningJob("R1", 0, ProcSet(2), 4)], 0.0)
+        plan = backfill(RT, Q, 0.0, backfill_max, time_limit, lambda j: {}, **hooks)
+        return [j.id for j, _ in plan.started], [j.id for j, _ in plan.reserved]
+
+    A, B, C, D = job("A", 4, 10), job("B", 2, 6), job("C", 1, 8), job("D", 1, 3)
+    assert round_of([A, B, C, D], 0) == ([], [])
+    assert round_of([A, B, C, D], 0, first_fit=True) == (["w0!C"], [])
+    assert round_of([A, B, C, D], 0, first_fit=True, eligible=lambda j: j is not C) == (["w0!D"], [])
+    started = []
+
+    def walk():  # D first (it starts on host 3), then the others in the reverse order
+        left = [D, A, B, C]
+        while left:
+            yield left.pop(0)
+            if started and left and left[0] is A:
+                left.reverse()
+
+    assert round_of(walk(), math.inf, on_start=lambda j, hosts: started.append((j.id, hosts))) == (
+        ["w0!D"], ["w0!C", "w0!B", "w0!A"])
+    assert started == [("w0!D", ProcSet(3))]
+
+
 # -- properties over simulated runs ------------------------------------------
 
 def simulate(sched, jobs):
@@ -326,6 +355,22 @@ def test_option_defaults_and_aliases():
     assert Backfill({"backfill_max": None}).backfill_max == math.inf
     assert Backfill({"backfill_max": "inf", "order": "sjf"}).order == "sjf"
     assert Backfill({"backfill_max": 3}).backfill_max == 3
+
+
+def test_options_are_parsed_once_for_the_whole_class_hierarchy(monkeypatch):
+    """WorkloadAdaptive -> IoAware -> Backfill: one parse of the options all
+    three declare, each level reading its own from ``settings``."""
+    from batio.schedulers import backfill
+    from batio.schedulers.workload_adaptive.workloadAdaptive import WorkloadAdaptive
+    calls = []
+    monkeypatch.setattr(backfill, "parse_options", lambda *args: calls.append(args) or parse_options(*args))
+    sched = WorkloadAdaptive({"backfill_max": 1, "limit": 10, "two_group": False})
+    assert len(calls) == 1
+    assert (sched.backfill_max, sched.R_limit, sched.two_group) == (1, 10 * 2 ** 30, False)
+    with pytest.raises(OptionError, match="^WorkloadAdaptive: unknown option 'lmit' = 10; known options: "
+                                          "backfill_max, decay, estimator, history, limit, order, "
+                                          "target_overshoot, two_group$"):
+        WorkloadAdaptive({"lmit": 10})
 
 
 # -- pybatsim glue -----------------------------------------------------------

@@ -95,7 +95,7 @@ import math
 from batsim.batsim import Job
 import numpy as np
 
-from batio.options import Option, OptionError, parse_options
+from batio.options import Option, OptionError
 from batio.reservation import ReservationTracker, Slot
 from batio.schedulers.backfill import QUEUE_ORDERS, QueueScheduler, RoundPlan, time_limit
 from batio.schedulers.catios.demandload import DemandLoad, clip
@@ -118,12 +118,14 @@ DEMAND_OPTIONS = {
 class DemandAware(QueueScheduler):
     """What CATIOS and TIOAS share: the storage bandwidth B and each job's
     per-second demand D, predicted from its command line or read from its
-    workload (``demand``). A subclass's ``OPTIONS`` include ``DEMAND_OPTIONS``."""
+    workload (``demand``)."""
+
+    OPTIONS = DEMAND_OPTIONS
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
         name = type(self).__name__
-        settings = parse_options(name, self.OPTIONS, options)
+        settings = self.settings
         if settings["bandwidth"] is not None and not settings["bandwidth"] > 0:
             raise OptionError(f"{name}: option 'bandwidth' = {settings['bandwidth']} is not allowed: "
                               "expected a number > 0 (bytes/s)")
@@ -214,7 +216,6 @@ class Catios(DemandAware):
     holds_hosts_only = True  # running jobs hold hosts for their walltime; I/O is in `load`
 
     OPTIONS = {
-        **DEMAND_OPTIONS,
         "priority": Option(str, "fcfs", choices=("fcfs", "ljf", "mix")),
         "alpha": Option(float, 0.95, minimum=0.0, help="Mix: weight of norm_wait"),
         "beta": Option(float, 0.05, minimum=0.0, help="Mix: weight of norm_runtime"),
@@ -228,7 +229,7 @@ class Catios(DemandAware):
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
         name = type(self).__name__
-        settings = parse_options(name, self.OPTIONS, options)
+        settings = self.settings
         for key in ("priority_period", "clip"):
             if not settings[key] > 0:
                 raise OptionError(f"{name}: option {key!r} = {settings[key]} is not allowed: expected a number > 0")

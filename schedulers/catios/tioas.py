@@ -24,14 +24,12 @@ from collections.abc import Mapping
 from batsim.batsim import Job
 
 from batio.schedulers.backfill import Backfill
-from batio.schedulers.catios.catios import DEMAND_OPTIONS, DemandAware
+from batio.schedulers.catios.catios import DemandAware
 
 IO = "io"  # the tracker's bandwidth resource: the storage, limited to B
 
 
 class Tioas(DemandAware, Backfill):
-    OPTIONS = {**Backfill.OPTIONS, **DEMAND_OPTIONS}
-
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
         self.averages: dict[str, float] = {}  # job id -> mean(D)

@@ -103,17 +103,17 @@ intensity in [0, 1], default 0.5, the poster's choice), ``knowledge`` ([0,
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 import hashlib
 import math
 
 from batsim.batsim import Job
 import numpy as np
+from procset import ProcSet
 
 from batio.errors import InvalidValue
-from batio.options import Option, parse_options
-from batio.reservation import ReservationTracker
-from batio.schedulers.backfill import QUEUE_ORDERS, Backfill, RoundPlan, time_limit
+from batio.options import Option
+from batio.schedulers.backfill import QUEUE_ORDERS, Backfill, RoundPlan, backfill, time_limit
 
 BACKFILL_MAX = {"none": 0, "easy": 1, "conservative": math.inf}
 IO_FIELDS = ("io_walltime_share", "average_bw")
@@ -258,15 +258,13 @@ class Equilibrio(Backfill):
                                       "io_intensity(S) away from io_intensity(W)"),
     }
 
+    # The BackfillMax is the one option ``backfill`` names, and the order the weighted priority.
+    WITHDRAWN_OPTIONS = ("backfill_max", "order")
+
     def __init__(self, options: Mapping | None = None):
-        settings = parse_options(type(self).__name__, self.OPTIONS, options)
-        # Backfill's state, with the BackfillMax our ``backfill`` option names
-        # (Backfill validates its own options through self.OPTIONS).
-        self.OPTIONS = Backfill.OPTIONS
-        backfill_max = BACKFILL_MAX.get(settings["backfill"], 0)
-        super().__init__({"backfill_max": None if backfill_max == math.inf else backfill_max, "order": "fcfs"})
-        del self.OPTIONS
-        self.options = options
+        super().__init__(options)
+        settings = self.settings
+        self.backfill_max = BACKFILL_MAX.get(settings["backfill"], 0)
         self.alpha = settings["alpha"]
         self.knowledge = settings["knowledge"]
         self.knowledge_seed = settings["knowledge_seed"]
@@ -314,76 +312,16 @@ class Equilibrio(Backfill):
     def schedule(self) -> RoundPlan:
         current_time = self.bs.time()
         RT = self.initialize_reservation_tracker(current_time)
-        plan = RoundPlan()
         QJ = sorted(self.waiting, key=QUEUE_ORDERS["fcfs"])
         self._arrival_rank = {job.id: i for i, job in enumerate(QJ)}  # ties in wp: arrival order
-        nodes_free = RT.free_host_count(current_time)
-
-        def admit_job(c: Job, hosts) -> None:
-            plan.started.append((c, hosts))
-            self.add_job_to_system_io_intensity(c)
-            self.reservations[c.id] = current_time + time_limit(c)
-
-        C: list[Job] = []
-        blocked = None
-        nodes_min = min(job.requested_resources for job in QJ) if QJ else math.inf       # line 7
-        while QJ and nodes_free >= nodes_min:                                             # line 8
-            C = self.get_best_candidates(QJ)                                              # line 9
-            c = C[0]                                                                      # line 10
-            L_c, r_c = time_limit(c), self.bandwidth_need(c, current_time)
-            slot = RT.earliest_start(c.requested_resources, L_c, r_c, after=current_time, latest=current_time)
-            if slot is not None:                                                          # line 11
-                RT.reserve(c.id, slot, L_c, r_c)
-                admit_job(c, slot.hosts)                                                  # lines 12, 14, 15
-                nodes_free -= c.requested_resources                                       # line 13
-                QJ.remove(c)                                                              # line 17
-                C = C[1:]
-                nodes_min = min(job.requested_resources for job in QJ) if QJ else math.inf  # line 18
-            else:
-                blocked, C = c, C[1:]                                                     # line 20
-                break                                                                     # line 21
-        if blocked is not None and C:                                                     # line 22
-            self.backfill_pass(RT, blocked, C, current_time, admit_job)                   # line 23
+        walk = CandidateWalk(self, QJ, RT.free_host_count(current_time), current_time)
+        # Algorithm 1 over the walk: with "none" it stops at the blocked candidate,
+        # with "easy" and "conservative" it reserves for it, with "poster" it goes on.
+        plan = backfill(RT, walk, current_time, self.backfill_max, self.planned_duration,
+                        lambda job: self.bandwidth_need(job, current_time), eligible=walk.eligible,
+                        on_start=walk.admit, first_fit=self.backfill_rule == "poster")
         self.start(plan, current_time)
         return plan
-
-    def backfill_pass(self, RT: ReservationTracker, blocked: Job, C: list[Job], current_time: float,
-                      admit_job) -> None:
-        """Lines 22-23: start candidates of C that do not delay the blocked
-        best candidate (option ``backfill``) nor unbalance the system (option
-        ``backfill_guard``), in weighted-priority order recomputed after each
-        start (option ``backfill_order``)."""
-        reservation_max = max(self.reservations.values(), default=current_time)          # line 16
-        backfill_count = 0
-        guarded = self.backfill_guard and self.alpha > 0
-        # Slurm's rules treat the blocked candidate first (its reservation);
-        # the poster's protects it through reservation_max.
-        pending = list(C) if self.backfill_rule == "poster" else [blocked, *C]
-        while pending:
-            c = pending.pop(0)
-            L_c, r_c = time_limit(c), self.bandwidth_need(c, current_time)
-            if guarded and c is not blocked and not self.keeps_balance(c):
-                continue
-            if self.backfill_rule == "poster":
-                if current_time + L_c > reservation_max:
-                    continue
-                slot = RT.earliest_start(c.requested_resources, L_c, r_c, after=current_time, latest=current_time)
-            else:  # Algorithm 1 of paper 000, as batio.schedulers.backfill.backfill
-                latest = current_time if backfill_count >= self.backfill_max else None
-                slot = RT.earliest_start(c.requested_resources, L_c, r_c, after=current_time, latest=latest)
-                if slot is None or slot.start != current_time:
-                    if self.backfill_max == 0:
-                        break
-                    if slot is not None and backfill_count < self.backfill_max:
-                        RT.reserve(c.id, slot, L_c, r_c)
-                        backfill_count += 1
-                    continue
-            if slot is None:
-                continue
-            RT.reserve(c.id, slot, L_c, r_c)
-            admit_job(c, slot.hosts)
-            if self.backfill_order == "recomputed" and pending:
-                pending = self.get_best_candidates(pending)
 
     def keeps_balance(self, c: Job) -> bool:
         """Whether admitting c leaves |io_intensity(W) - io_intensity(S)| no
@@ -414,6 +352,65 @@ class Equilibrio(Backfill):
     def io_intensities(self) -> tuple[float, float]:
         """(io_intensity(S), io_intensity(W)) as the scheduler sees them now."""
         return self.system.io_intensity, self.workload.io_intensity
+
+
+class CandidateWalk:
+    """The order in which one invocation (slide "Algorithm") considers the
+    queued jobs QJ, as Algorithm 1's waiting queue (``backfill``):
+
+    * lines 7-21: the best candidate by weighted priority, ranked again after
+      each admission, while nodes_free >= nodes_min; the first one that
+      cannot start now is the blocked candidate (line 20);
+    * lines 22-23, the backfill pass: the other candidates C in the order of
+      the last ranking, ranked again after each start with ``backfill_order``
+      "recomputed"; a candidate is ``eligible`` when the guard
+      (``backfill_guard``) and, for the poster's rule, reservation_max let
+      it start.
+    """
+
+    def __init__(self, scheduler: Equilibrio, QJ: list[Job], nodes_free: int, current_time: float):
+        self.scheduler = scheduler
+        self.QJ = QJ
+        self.nodes_free = nodes_free
+        self.current_time = current_time
+        self.blocked: Job | None = None
+        self.reservation_max = math.inf
+        self.started_since_ranking = False
+
+    def __iter__(self) -> Iterator[Job]:
+        scheduler, C = self.scheduler, self.QJ
+        while C:
+            if self.blocked is None:
+                if self.nodes_free < min(job.requested_resources for job in C):                 # lines 7-8, 18
+                    return
+                C = scheduler.get_best_candidates(C)                                            # line 9
+            elif self.started_since_ranking and scheduler.backfill_order == "recomputed":
+                C = scheduler.get_best_candidates(C)
+            self.started_since_ranking = False
+            c, C = C[0], C[1:]                                                                  # lines 10, 17
+            yield c
+            if self.blocked is None and not self.started_since_ranking:                        # lines 19-21
+                self.blocked = c
+                self.reservation_max = max(scheduler.reservations.values(), default=self.current_time)  # line 16
+
+    def eligible(self, c: Job) -> bool:
+        """Whether c may be considered: always before the backfill pass."""
+        scheduler = self.scheduler
+        if self.blocked is None:
+            return True
+        if scheduler.backfill_guard and scheduler.alpha > 0 and not scheduler.keeps_balance(c):
+            return False
+        # The poster's rule: by reservation_max every running and backfilled job has
+        # ended, so the blocked candidate can start then at the latest.
+        return scheduler.backfill_rule != "poster" or self.current_time + time_limit(c) <= self.reservation_max
+
+    def admit(self, c: Job, hosts: ProcSet) -> None:
+        """Lines 12-15: c starts now."""
+        scheduler = self.scheduler
+        scheduler.add_job_to_system_io_intensity(c)
+        scheduler.reservations[c.id] = self.current_time + time_limit(c)
+        self.nodes_free -= c.requested_resources                                              # line 13
+        self.started_since_ranking = True
 
 
 def visible_fraction(job_ids: Iterable[str], knowledge: float, seed: int = 0) -> float:

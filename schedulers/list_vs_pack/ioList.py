@@ -38,7 +38,7 @@ import math
 from batsim.batsim import Job
 
 from batio.jobio import bytes_moved
-from batio.options import Option, parse_options
+from batio.options import Option
 from batio.reservation import RunningJob
 from batio.schedulers.backfill import Backfill, time_limit
 
@@ -101,11 +101,11 @@ class PeriodicJobInfo:
 
 
 class IoList(Backfill):
-    OPTIONS = {**Backfill.OPTIONS, "bandwidth": bandwidth_option()}
+    OPTIONS = {"bandwidth": bandwidth_option()}
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
-        self.bandwidth = parse_options(type(self).__name__, self.OPTIONS, options)["bandwidth"]
+        self.bandwidth = self.settings["bandwidth"]
         self.info = PeriodicJobInfo(lambda workload: self.bs.profiles[workload], self.bandwidth)
 
     # -- the strict constraint, as the tracker's bandwidth resource ------------

@@ -50,10 +50,10 @@ from dataclasses import dataclass, field
 import random
 
 from batsim.batsim import Job
-from procset import ProcSet
 
-from batio.options import Option, parse_options
-from batio.schedulers.backfill import QueueScheduler, RoundPlan, job_id_key
+from batio.options import Option
+from batio.reservation import ReservationTracker
+from batio.schedulers.backfill import QueueScheduler, RoundPlan, job_id_key, time_limit
 from batio.schedulers.list_vs_pack.ioList import PeriodicJobInfo, bandwidth_option
 
 VARIANTS = ("Random", "Max", "Char")
@@ -116,6 +116,8 @@ def random_key(seed: int, job_id: str) -> float:
 
 
 class IoPack(QueueScheduler):
+    holds_hosts_only = True  # running jobs hold their hosts: the free ones are read from the tracker
+
     OPTIONS = {
         "packs": Option(str, "Max", choices=VARIANTS,
                         aliases={name.lower(): name for name in VARIANTS} | {name.upper(): name for name in VARIANTS},
@@ -127,7 +129,7 @@ class IoPack(QueueScheduler):
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
-        settings = parse_options(type(self).__name__, self.OPTIONS, options)
+        settings = self.settings
         self.variant = settings["packs"]
         self.seed = settings["seed"]
         self.backfill_enabled = settings["backfill"]
@@ -155,24 +157,25 @@ class IoPack(QueueScheduler):
 
     def schedule(self) -> RoundPlan:
         now = self.bs.time()
+        RT = self.running_tracker_at(now)
         self.packs = self.build(self.waiting)
         plan = RoundPlan()
         if not self.running and self.packs:
             # "The next pack cannot start as long as the last application of
             # the previous pack has not finished" (Introduction): it has; the
-            # next pack starts, all its jobs at once.
+            # next pack starts, all its jobs at once (it fits: its hosts are
+            # at most the platform's, all free).
             self.pack_number += 1
             pack = self.packs.pop(0)
             self.current_pack = {job.id for job in pack.jobs}
-            free = self._free_hosts()
             for job in pack.jobs:
-                free = self._admit(plan, job, free, now, backfilled=False)
+                self._admit(plan, RT, job, now, backfilled=False)
         if self.backfill_enabled and self.packs and self.current_pack & set(self.running):
-            self._backfill(plan, now)
+            self._backfill(plan, RT, now)
         self.execute(plan)
         return plan
 
-    def _backfill(self, plan: RoundPlan, now: float) -> None:
+    def _backfill(self, plan: RoundPlan, RT: ReservationTracker, now: float) -> None:
         """Fill the running pack's idle hosts with jobs of later packs
         (section "Backfilling": "we can see if an application fits in the
         free space"): free hosts now, planned to end before the pack, and
@@ -185,30 +188,26 @@ class IoPack(QueueScheduler):
         planned_io = sum(info.need(job) * max(0.0, min(info.predicted_end(job, start, now), pack_end) - now)
                          for job, start in self.running.values())
         budget = self.bandwidth * left - planned_io
-        free = self._free_hosts()
         for pack in self.packs:
             for job in list(pack.jobs):
-                if (job.requested_resources <= len(free) and info.duration(job) <= left
-                        and info.volume(job) <= budget * (1 + _TOLERANCE)):
-                    free = self._admit(plan, job, free, now, backfilled=True)
+                if (info.duration(job) <= left and info.volume(job) <= budget * (1 + _TOLERANCE)
+                        and self._admit(plan, RT, job, now, backfilled=True)):
                     budget -= info.volume(job)
                     pack.jobs.remove(job)
         self.packs = [pack for pack in self.packs if pack.jobs]
 
-    def _admit(self, plan: RoundPlan, job: Job, free: ProcSet, now: float, backfilled: bool) -> ProcSet:
-        """Start ``job`` now on the first of the ``free`` hosts (running from
-        now on, so that a backfill in the same round sees it); the hosts left."""
-        hosts = ProcSet(*free[:job.requested_resources])
-        self.mark_running(job, hosts, now)
+    def _admit(self, plan: RoundPlan, RT: ReservationTracker, job: Job, now: float, backfilled: bool) -> bool:
+        """Start ``job`` now on the lowest-numbered free hosts, if enough are
+        free (running from now on, so that a backfill in the same round sees
+        it); whether it started."""
+        slot = RT.earliest_start(job.requested_resources, time_limit(job), after=now, latest=now)
+        if slot is None:
+            return False
+        RT.reserve(job.id, slot, time_limit(job))
+        self.mark_running(job, slot.hosts, now)
         self.bs.set_job_metadata(job.id, f"pack={self.pack_number};backfilled={int(backfilled)}")
-        plan.started.append((job, hosts))
-        return free - hosts
-
-    def _free_hosts(self) -> ProcSet:
-        busy = ProcSet()
-        for job, _ in self.running.values():
-            busy |= job.allocation
-        return self.hosts - busy
+        plan.started.append((job, slot.hosts))
+        return True
 
     def job_left(self, job: Job) -> None:
         super().job_left(job)

@@ -122,7 +122,7 @@ import numpy as np
 from procset import ProcSet
 
 from batio.errors import InputError, SchedulerError
-from batio.options import Option, parse_options
+from batio.options import Option
 from batio.schedulers.backfill import QueueScheduler, job_id_key, time_limit
 from batio.schedulers.locality.nodememory import (
     CoreLedger,
@@ -228,7 +228,7 @@ class Locality(QueueScheduler):
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
-        settings = parse_options(type(self).__name__, self.OPTIONS, options)
+        settings = self.settings
         self.policy = settings["policy"]
         self.backfill = settings["backfill"]
         self.W = settings["W"]

@@ -66,7 +66,7 @@ import logging
 from batsim.batsim import Job
 from procset import ProcSet
 
-from batio.options import Option, OptionError, parse_options
+from batio.options import Option, OptionError
 from batio.reservation import ReservationTracker, RunningJob
 from batio.schedulers.backfill import Backfill, time_limit
 from batio.schedulers.workload_adaptive.estimator import (
@@ -90,7 +90,6 @@ R_NOW_KEY = "R_now"
 
 class IoAware(Backfill):
     OPTIONS = {
-        **Backfill.OPTIONS,
         "limit": Option(float, 20.0, minimum=0.0, help="R_limit in GiB/s, > 0"),
         "estimator": Option(str, "untrained", choices=MODES),
         "history": Option(object, None, help="for estimator pretrained: a history file path or "
@@ -102,7 +101,7 @@ class IoAware(Backfill):
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
         name = type(self).__name__
-        settings = parse_options(name, self.OPTIONS, options)
+        settings = self.settings
         if not settings["limit"] > 0:
             raise OptionError(f"{name}: option 'limit' = {settings['limit']} is not allowed: "
                               "expected a number > 0 (GiB/s)")

@@ -96,7 +96,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from batio.options import Option, parse_options
+from batio.options import Option
 from batio.reservation import ReservationTracker, Slot
 from batio.schedulers.workload_adaptive.ioAware import LUSTRE, R_NOW_KEY, IoAware
 
@@ -325,7 +325,6 @@ class AdaptiveTracker:
 
 class WorkloadAdaptive(IoAware):
     OPTIONS = {
-        **IoAware.OPTIONS,
         "two_group": Option(bool, True, help="the two-group approximation (false: naive, r* = 0)"),
         "target_overshoot": Option(float, 0.5, minimum=0.0, maximum=1.0,
                                    help="theta of Algorithm 7 line 7: 1 as printed, 0.5 as the prototype"),
@@ -333,9 +332,8 @@ class WorkloadAdaptive(IoAware):
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
-        settings = parse_options(type(self).__name__, self.OPTIONS, options)
-        self.two_group = settings["two_group"]
-        self.overshoot = settings["target_overshoot"]
+        self.two_group = self.settings["two_group"]
+        self.overshoot = self.settings["target_overshoot"]
         # The last round's parameters (Algorithm 5's outputs).
         self.R_target = self.R_target_adjusted = math.inf
         self.r_star = self.r_zero_mean = 0.0

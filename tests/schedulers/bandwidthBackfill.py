@@ -5,17 +5,16 @@ profile moves over its walltime; a job starts, or is planned, only where
 the jobs' sum stays within the option ``bandwidth`` (bytes/s).
 """
 from batio.jobio import bytes_moved
-from batio.options import Option, parse_options
+from batio.options import Option
 from batio.schedulers.backfill import Backfill, time_limit
 
 
 class BandwidthBackfill(Backfill):
-    OPTIONS = {**Backfill.OPTIONS,
-               "bandwidth": Option(float, 1e9, minimum=1.0, help="storage bandwidth in bytes/s")}
+    OPTIONS = {"bandwidth": Option(float, 1e9, minimum=1.0, help="storage bandwidth in bytes/s")}
 
     def __init__(self, options=None):
         super().__init__(options)
-        self.bandwidth = parse_options(type(self).__name__, self.OPTIONS, options)["bandwidth"]
+        self.bandwidth = self.settings["bandwidth"]
 
     def bandwidth_limits(self, now):
         return {"pfs": self.bandwidth}
