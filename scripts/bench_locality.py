@@ -6,8 +6,10 @@ Not a test: for each variant, simulates the whole trace of
 by ``batio.workloads.memcluster486``; about 22,000 jobs) on
 ``platforms/memcluster486.xml`` with the embedded engine, one variant at a
 time, each in a fresh process, and reports: wall time, peak resident memory
-of the engine process (which runs the scheduler in-process;
-``getrusage(RUSAGE_CHILDREN)``), the scheduler's time per round (median, 99th
+and CPU time of the engine process (which runs the scheduler in-process;
+``getrusage(RUSAGE_CHILDREN)``; on a shared machine CPU time varies less than
+wall time, and two schedulers that decide alike differ in it by their
+scheduler's share only), the scheduler's time per round (median, 99th
 percentile, max, total), the jobs examined per round, and what was decided
 (loads, re-used files, killed jobs).
 
@@ -59,12 +61,14 @@ def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dic
     wall = time.perf_counter() - began
     rounds = json.loads(stats.read_text())
     seconds, examined = np.array(rounds["seconds"]), np.array(rounds["examined"])
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     jobs = pd.read_csv(out / variant / "out_jobs.csv", keep_default_na=False)
     users = jobs[jobs.workload_name != locality.LOADS_WORKLOAD]
     return {
         "variant": variant,
         "wall_s": wall,
-        "peak_rss_MB": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_MB": usage.ru_maxrss / 1024,
         "rounds": len(seconds),
         "sched_total_s": float(seconds.sum()),
         "round_median_ms": float(np.median(seconds) * 1e3),
