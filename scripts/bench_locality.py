@@ -6,16 +6,20 @@ Not a test: for each variant, simulates the whole trace of
 by ``batio.workloads.memcluster486``; about 22,000 jobs) on
 ``platforms/memcluster486.xml`` with the embedded engine, one variant at a
 time, each in a fresh process, and reports: wall time, peak resident memory
-of the engine process (which runs the scheduler in-process;
-``getrusage(RUSAGE_CHILDREN)``), the scheduler's time per round (median, 99th
+and CPU time of the engine process (which runs the scheduler in-process;
+``getrusage(RUSAGE_CHILDREN)``; on a shared machine CPU time varies less than
+wall time, and two schedulers that decide alike differ in it by their
+scheduler's share only), the scheduler's time per round (median, 99th
 percentile, max, total), the jobs examined per round, and what was decided
 (loads, re-used files, killed jobs).
 
     .venv/bin/python scripts/bench_locality.py [--variants fcfs,fcfs-bf,lea,lea-bf] \\
-        [--trace PATH | --workload JSON] [--out DIR]
+        [--trace PATH | --workload JSON] [--options JSON | --authors-model] [--out DIR]
 
 Variants are ``POLICY`` or ``POLICY-bf`` for POLICY in fcfs, eft, lea, leo,
-lem. Results go to ``DIR/bench.json`` and a table on stdout.
+lem. ``--options`` adds scheduler options to every variant (e.g.
+``'{"round_interval": 30}'``); ``--authors-model`` adds ``locality.AUTHORS_MODEL``.
+Results go to ``DIR/bench.json`` and a table on stdout.
 """
 from __future__ import annotations
 
@@ -47,22 +51,24 @@ def options_of(variant: str) -> dict:
     return {"policy": policy, "backfill": suffix == "bf"}
 
 
-def run_one(variant: str, workload: Path, out: Path) -> dict:
+def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dict:
     """Simulate one variant here; returns its measures."""
     stats = out / f"{variant}_rounds.json"
-    options = dict(options_of(variant), stats_path=str(stats))
+    options = dict(extra_options, **options_of(variant), stats_path=str(stats))
     began = time.perf_counter()
     simulate(RunSpec(str(PLATFORM), [str(workload)], locality.__file__, str(out / variant / "out"),
                      options=options, dynamic_jobs=True, compute_sharing=True))
     wall = time.perf_counter() - began
     rounds = json.loads(stats.read_text())
     seconds, examined = np.array(rounds["seconds"]), np.array(rounds["examined"])
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     jobs = pd.read_csv(out / variant / "out_jobs.csv", keep_default_na=False)
     users = jobs[jobs.workload_name != locality.LOADS_WORKLOAD]
     return {
         "variant": variant,
         "wall_s": wall,
-        "peak_rss_MB": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_MB": usage.ru_maxrss / 1024,
         "rounds": len(seconds),
         "sched_total_s": float(seconds.sum()),
         "round_median_ms": float(np.median(seconds) * 1e3),
@@ -83,12 +89,22 @@ def main(argv=None):
     parser.add_argument("--variants", default="fcfs,fcfs-bf,lea,lea-bf")
     parser.add_argument("--trace", type=Path, default=TRACE)
     parser.add_argument("--workload", type=Path, help="a converted workload JSON (skips the conversion)")
+    parser.add_argument("--options", default="{}", help="scheduler options (JSON) added to every variant")
+    parser.add_argument("--authors-model", action="store_true", help="add locality.AUTHORS_MODEL's options")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench_locality")
     parser.add_argument("--one", help=argparse.SUPPRESS)   # internal: run one variant in this process
     args = parser.parse_args(argv)
+    try:
+        extra_options = json.loads(args.options)
+    except json.JSONDecodeError as error:
+        raise SystemExit(f"--options: not JSON ({error})") from None
+    if not isinstance(extra_options, dict):
+        raise SystemExit(f"--options: expected a JSON object, got {args.options!r}")
+    if args.authors_model:
+        extra_options = {**locality.AUTHORS_MODEL, **extra_options}
     args.out.mkdir(parents=True, exist_ok=True)
     if args.one:
-        print(json.dumps(run_one(args.one, args.workload, args.out)))
+        print(json.dumps(run_one(args.one, args.workload, args.out, extra_options)))
         return
     workload = args.workload
     if workload is None:
@@ -100,7 +116,8 @@ def main(argv=None):
     results = []
     for variant in variants:   # one at a time: the machine is shared
         child = subprocess.run([sys.executable, __file__, "--one", variant, "--workload", str(workload),
-                                "--out", str(args.out)], capture_output=True, text=True)
+                                "--options", json.dumps(extra_options), "--out", str(args.out)],
+                               capture_output=True, text=True)
         if child.returncode:
             sys.stderr.write(child.stderr)
             raise SystemExit(f"variant {variant} failed")

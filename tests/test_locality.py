@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from batio.errors import BatioError, SchedulerError
 from batio.schedulers.locality.nodememory import (CoreAvailability, CoreLedger, CoreProfile, FilePlan, LoadCase,
-                              NodeMemory, load_seconds, plan_cores, truncated_load_seconds)
+                              NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers.locality import locality
 from batio.schedulers.locality.locality import Locality, NodeScores, Plan, UserJob
 from batsim.batsim import Job
@@ -277,29 +277,46 @@ def random_state(rng, nb_nodes=6):
     return memory, ledger, queue
 
 
+def fresh_windows(profile, cores, walltime):
+    """CoreProfile.earliest without the answers it keeps between calls."""
+    return _first_windows(profile.times[:, :profile.used], profile.free[:, :profile.used], cores, walltime)
+
+
 @pytest.mark.parametrize("policy", ["fcfs", "eft", "lea", "leo", "lem"])
 @pytest.mark.parametrize("backfill", [False, True])
-def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, monkeypatch):
+@pytest.mark.parametrize("authors_code", [False, True])
+def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_code, monkeypatch):
     """Stopping once no job left can start now, re-scoring alike jobs on one
-    node and computing EvictionPenalty only where it can win decide as
-    planning every job on every node would."""
-    rng = random.Random(f"{policy}{backfill}")
+    node (keeping the other nodes' scores, the smallest score and LEO's
+    sticky switch), computing EvictionPenalty only where it can win, and
+    keeping the core windows found for earlier jobs decide as planning every
+    job on every node from scratch would."""
+    rng = random.Random(f"{policy}{backfill}{authors_code}")
     for _ in range(20):
         memory, ledger, queue = random_state(rng)
         sched = scheduler(policy=policy, backfill=backfill, W=rng.choice([1, 500]),
-                          busy_threshold=rng.choice([0.3, 0.8]))
+                          busy_threshold=rng.choice([0.3, 0.8]), authors_code=authors_code)
         sched.host_ids = list(range(len(memory.copies)))
-        decisions = []
-        for shortcuts in (True, False):
+        outcomes = []
+        # All shortcuts; none but the early stop; none at all.
+        for shortcuts, early_stop in ((True, True), (False, True), (False, False)):
             plan = Plan(plan_cores(ledger, 1.0, backfill), FilePlan(memory, 1.0), ledger.busy_nodes(), list(queue))
             with monkeypatch.context() as patch:
-                if not shortcuts:
+                if not early_stop:
                     patch.setattr(type(plan.cores), "last_candidate", lambda self, cores, walltimes: len(cores) - 1)
+                if not shortcuts:
                     patch.setattr(NodeScores, "alike", lambda self, job, policy: False)
                     patch.setattr(FilePlan, "eviction_penalty_bound", lambda self, size: math.inf)
+                    patch.setattr(CoreProfile, "earliest", fresh_windows)
+                    patch.setattr(CoreProfile, "earliest_on",
+                                  lambda self, node, cores, walltime: float(fresh_windows(self, cores, walltime)[node]))
                 examined, to_start = sched.plan_queue(plan, 1.0)
-            decisions.append([(job.id, node) for job, node in to_start])
-        assert decisions[0] == decisions[1]
+            cores = plan.cores   # every reservation made, not only the jobs started now
+            reserved = cores.avail.tolist() if not backfill else (cores.times[:, :cores.used].tolist(),
+                                                                  cores.free[:, :cores.used].tolist())
+            outcomes.append(([(job.id, node) for job, node in to_start], examined, reserved))
+        assert outcomes[0] == outcomes[1]
+        assert outcomes[0][0] == outcomes[2][0]
 
 
 # -- whole runs on the embedded engine -----------------------------------------------

@@ -186,6 +186,13 @@ class Plan:
 
     def __init__(self, cores, files: FilePlan, busy: np.ndarray, pending: list[UserJob]):
         self.cores, self.files, self.busy, self.pending = cores, files, busy, pending
+        self.busy_count = int(busy.sum())   # LEM reads it for every job
+
+    def mark_busy(self, node: int) -> None:
+        """A job starts now on ``node`` (LEM's load counts it at once)."""
+        if not self.busy[node]:
+            self.busy[node] = True
+            self.busy_count += 1
 
     def advance(self, now: float) -> bool:
         """Go on planning at a later ``now``; False if something planned
@@ -492,7 +499,7 @@ class Locality(QueueScheduler):
             plan.files.record(node, job.file, job.size, t_k, t_prime, t_k + job.walltime)
             if t_k == now:
                 to_start.append((job, node))
-                plan.busy[node] = True
+                plan.mark_busy(node)
         plan.pending = queue[index:]
         return index, to_start
 
@@ -501,7 +508,7 @@ class Locality(QueueScheduler):
         share of nodes running a job now (Algorithm 5, lines 2-6)."""
         if self.policy != "lem":
             return self.policy
-        load = plan.busy.sum() / len(plan.busy)
+        load = plan.busy_count / len(plan.busy)
         return "eft" if load < self.busy_threshold else "lea"
 
     # -- starting jobs and loads ------------------------------------------------------
@@ -580,11 +587,16 @@ class NodeScores:
     Planning a job changes one node's cores and files only. The next job of
     the queue, if alike (same cores, walltime, file and policy: a burst of a
     user's jobs on one input file), is therefore scored again on that node
-    only (``rescore``): an exact shortcut.
+    only (``rescore``): an exact shortcut. The scores of the other nodes are
+    kept, not rebuilt for each job of the burst; so are the smallest score
+    without EvictionPenalty and LEO's switch (below), which one node moves.
 
     EvictionPenalty (LEA, LEO) cannot exceed a bound (``FilePlan.
     eviction_penalty_bound``), so it is only computed on nodes whose score
-    without it is within that bound of the smallest: the others cannot win.
+    without it is within that bound of the smallest (at most ``threshold``):
+    the others cannot win. A node left out stays out until the threshold
+    rises or its own score changes, so after ``rescore`` the other nodes are
+    only looked at again when the threshold has risen.
     """
 
     def __init__(self, scheduler: Locality, plan: Plan, job: UserJob, now: float, policy: str):
@@ -592,74 +604,94 @@ class NodeScores:
         self.W, self.eviction_weight = scheduler.W, scheduler.eviction_weight
         self.authors_code = scheduler.authors_code
         self.penalised = policy in ("lea", "leo") and self.eviction_weight > 0
+        nb_nodes = len(plan.busy)
+        self.every_node = np.arange(nb_nodes)
         if job.history_node is None:
             self.t_k = plan.cores.earliest(job.cores, job.walltime)                     # line 3 (3')
         else:
-            self.t_k = np.full(len(plan.busy), math.inf)
+            self.t_k = np.full(nb_nodes, math.inf)
             self.t_k[job.history_node] = plan.cores.earliest_on(job.history_node, job.cores, job.walltime)
         self.t_prime = plan.files.availability(job.file, job.size, self.t_k)           # line 4
-        self.base = self.score_without_penalty(self.t_k, self.t_prime)
+        self.switch = self.first_start_now()
+        self.base = self.score_without_penalty(self.every_node)
+        self.base_min = float(self.base.min())
         # Computed where it can decide (``known``), 0 elsewhere.
-        self.EvictionPenalty = np.zeros(len(self.t_k))
-        self.known = np.zeros(len(self.t_k), dtype=bool)
-        self.add_penalties()
+        self.EvictionPenalty = np.zeros(nb_nodes)
+        self.known = np.zeros(nb_nodes, dtype=bool)
+        self.threshold = -math.inf
+        self.add_penalties(self.every_node)
+        self.scores = self.score(self.every_node)
 
     def alike(self, job: UserJob, policy: str) -> bool:
         mine = self.job
         return (policy == self.policy and job.cores == mine.cores and job.walltime == mine.walltime
                 and job.file == mine.file and job.size == mine.size and job.history_node == mine.history_node)
 
-    def score_without_penalty(self, t_k: np.ndarray, t_prime: np.ndarray) -> np.ndarray:
+    def score_without_penalty(self, nodes: np.ndarray) -> np.ndarray:
+        t_k, t_prime = self.t_k[nodes], self.t_prime[nodes]
         if self.policy == "fcfs":   # Algorithm 1
-            return t_k.copy()
+            return t_k
         if self.policy == "eft":    # Algorithm 2
-            return t_prime.copy()
+            return t_prime
         reachable = t_k < math.inf  # nodes without a window keep an infinite score
         LoadOverhead = np.subtract(t_prime, t_k, out=np.zeros_like(t_k), where=reachable)      # line 5
         score = t_k + self.W * LoadOverhead                                             # line 8 (11)
         if self.policy == "leo":    # Algorithm 4, lines 8-11
-            score = np.where(self.eft_scored(t_k), t_prime, score)
+            score = np.where(self.eft_scored(nodes), t_prime, score)
         return score
 
-    def eft_scored(self, t_k: np.ndarray) -> np.ndarray:
+    def first_start_now(self) -> int:
+        """LEO in the authors' code: the first node (in node order) where the
+        job can start now; the number of nodes if none or otherwise."""
+        if self.policy != "leo" or not self.authors_code:
+            return len(self.t_k)
+        now = np.flatnonzero(self.t_k == self.now)
+        return int(now[0]) if len(now) else len(self.t_k)
+
+    def eft_scored(self, nodes: np.ndarray) -> np.ndarray:
         """LEO: the nodes scored t'_k, those where the job can start now. In
         the authors' code (``src/scheduler.c``, ``LEA``) the switch sticks:
         every node after the first such one in node order is scored t'_k too."""
-        now = t_k == self.now
-        if self.authors_code and len(t_k) == len(self.t_k) and now.any():
-            now[int(now.argmax()):] = True
-        return now
+        return (self.t_k[nodes] == self.now) | (nodes >= self.switch)
 
-    def add_penalties(self) -> None:
-        """EvictionPenalty (line 7) where it can decide the choice."""
+    def add_penalties(self, candidates: np.ndarray) -> np.ndarray:
+        """EvictionPenalty (line 7) where it can decide the choice, looked
+        for on ``candidates`` (on every node if the threshold rose); returns
+        the nodes where it became known."""
         if not self.penalised:
-            return
-        bound = self.eviction_weight * self.plan.files.eviction_penalty_bound(self.job.size)
-        wanted = (self.t_k < math.inf) & ~self.known & (self.base <= self.base.min() + bound)
+            return candidates[:0]
+        threshold = self.base_min + self.eviction_weight * self.plan.files.eviction_penalty_bound(self.job.size)
+        if threshold > self.threshold:
+            candidates = self.every_node
+        self.threshold = threshold
+        wanted = (self.t_k[candidates] < math.inf) & ~self.known[candidates] & (self.base[candidates] <= threshold)
         if self.policy == "leo":
-            wanted &= ~self.eft_scored(self.t_k)
-        nodes = np.flatnonzero(wanted)
+            wanted &= ~self.eft_scored(candidates)
+        nodes = candidates[wanted]
         if len(nodes):
             self.EvictionPenalty[nodes] = self.plan.files.eviction_penalty(self.job.file, self.job.size,
                                                                            self.t_k, nodes)
             self.known[nodes] = True
+        return nodes
 
-    def score(self) -> np.ndarray:
-        """Exact wherever it can be the smallest."""
-        score = self.base
+    def score(self, nodes: np.ndarray | None = None) -> np.ndarray:
+        """The scores of ``nodes`` (default: every node), exact wherever they
+        can be the smallest."""
+        if nodes is None:
+            nodes = self.every_node
+        score = self.base[nodes]
         if self.penalised:
-            EvictionPenalty = self.EvictionPenalty
+            EvictionPenalty = self.EvictionPenalty[nodes]
             if self.policy == "leo":
-                EvictionPenalty = np.where(self.eft_scored(self.t_k), 0, EvictionPenalty)
+                EvictionPenalty = np.where(self.eft_scored(nodes), 0, EvictionPenalty)
             score = score + self.eviction_weight * EvictionPenalty
         # The authors' scores are C ints: ties, won by the first node, are more frequent.
         return np.floor(score) if self.authors_code else score
 
     def best(self):
         """Line 9: (node, t_k, t'_k) of the smallest score, or Nones."""
-        score = self.score()
-        node = int(np.argmin(score))
-        if score[node] == math.inf:
+        node = int(np.argmin(self.scores))
+        if self.scores[node] == math.inf:
             return None, None, None
         return node, float(self.t_k[node]), float(self.t_prime[node])
 
@@ -667,14 +699,26 @@ class NodeScores:
         """Bring the scores up to date after a job was planned on ``node``."""
         if node is None:
             return
-        job, plan, one = self.job, self.plan, slice(node, node + 1)
+        job, plan = self.job, self.plan
         if job.history_node is None or node == job.history_node:
             self.t_k[node] = plan.cores.earliest_on(node, job.cores, job.walltime)
         self.t_prime[node] = plan.files.availability_on(node, job.file, job.size, float(self.t_k[node]))
-        if self.policy == "leo" and self.authors_code:   # the sticky switch may move
-            self.base = self.score_without_penalty(self.t_k, self.t_prime)
-        else:
-            self.base[node] = self.score_without_penalty(self.t_k[one], self.t_prime[one])[0]
         self.EvictionPenalty[node] = 0
         self.known[node] = False
-        self.add_penalties()
+        changed = self.every_node[node:node + 1]
+        switch = self.first_start_now()
+        if switch != self.switch:   # LEO's sticky switch moved: the nodes in between change score
+            changed = np.union1d(changed, np.arange(min(switch, self.switch), max(switch, self.switch)))
+            self.switch = switch
+        before = self.base[node]
+        self.base[changed] = self.score_without_penalty(changed)
+        if len(changed) > 1:
+            self.base_min = float(self.base.min())
+        elif self.base[node] <= self.base_min:
+            self.base_min = float(self.base[node])
+        elif before == self.base_min:   # the smallest may have left this node
+            self.base_min = float(self.base.min())
+        penalised = self.add_penalties(changed)
+        self.scores[changed] = self.score(changed)
+        if len(penalised):
+            self.scores[penalised] = self.score(penalised)

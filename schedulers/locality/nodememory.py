@@ -326,18 +326,46 @@ class CoreProfile:
             same = self.times[:, column] == self.times[:, column + 1]
             self.free[same, column] = self.free[same, column + 1]
         self.used = cores + 1
+        # earliest's answers kept per (cores, walltime), with the count of
+        # reservations they saw; reserved_at: that count at a node's last one.
+        self.windows: dict[tuple[int, float], tuple[np.ndarray, int]] = {}
+        self.reservations = 0
+        self.reserved_at = np.zeros(nb_nodes, dtype=np.int64)
 
     def earliest(self, cores: int, walltime: float) -> np.ndarray:
         """t_k per node: smallest time Cores(J) cores are free from t_k until
-        t_k + WallTime(J); inf where no such window exists."""
-        return _first_windows(self.times[:, :self.used], self.free[:, :self.used], cores, walltime)
+        t_k + WallTime(J); inf where no such window exists.
+
+        Queued jobs repeat a few (Cores, WallTime) pairs and a reservation
+        changes one node, so the answer is kept per pair and only the rows
+        reserved since are searched again."""
+        kept = self.windows.get((cores, walltime))
+        if kept is None:
+            t_k = _first_windows(self.times[:, :self.used], self.free[:, :self.used], cores, walltime)
+        else:
+            t_k, seen = kept
+            stale = np.flatnonzero(self.reserved_at > seen)
+            if len(stale):
+                t_k[stale] = _first_windows(self.times[stale, :self.used], self.free[stale, :self.used],
+                                            cores, walltime)
+        self.windows[(cores, walltime)] = (t_k, self.reservations)
+        return t_k.copy()
 
     def earliest_on(self, node: int, cores: int, walltime: float) -> float:
-        rows = slice(node, node + 1)
-        return float(_first_windows(self.times[rows, :self.used], self.free[rows, :self.used],
-                                    cores, walltime)[0])
+        """``earliest`` on one node, as ``_first_windows`` finds it, in plain
+        Python: on one row numpy's cost per call is most of the time."""
+        times, free = self.times[node, :self.used].tolist(), self.free[node, :self.used].tolist()
+        next_bad = first = math.inf
+        for t, available in zip(reversed(times), reversed(free)):
+            if available < cores:
+                next_bad = min(next_bad, t)
+            elif t < math.inf and next_bad >= t + walltime:
+                first = t
+        return first
 
     def reserve(self, node: int, cores: int, start: float, end: float) -> None:
+        self.reservations += 1
+        self.reserved_at[node] = self.reservations
         first = self._breakpoint(node, start)
         stop = self._breakpoint(node, end) if end < math.inf else self.used
         self.free[node, first:stop] -= cores
@@ -368,6 +396,7 @@ class CoreProfile:
             return False
         times[times == self.now] = now
         self.now = now
+        self.windows.clear()   # windows starting at the former now start later
         return True
 
     def hole_lengths(self) -> np.ndarray:
@@ -434,6 +463,7 @@ class FilePlan:
         self.retain_cached = memory.retain_cached
         self.memory_bytes = memory.memory_bytes
         self.slots = memory.slots.copy()
+        self.row_bytes_max = float(self.slots.row_bytes.max())   # kept: every job's scores read it
         self.advance(now)
         self.new_slots: dict[tuple[int, int], int] = {}          # (node, file id) -> column
         self.new_holders: dict[int, dict[int, int]] = {}
@@ -524,7 +554,7 @@ class FilePlan:
     def eviction_penalty_bound(self, size: float) -> float:
         """No node's EvictionPenalty exceeds this: its files cannot weigh more
         than all its slots."""
-        return float(self.slots.row_bytes.max()) * (size / self.memory_bytes) / self.bandwidth
+        return self.row_bytes_max * (size / self.memory_bytes) / self.bandwidth
 
     def eviction_penalty(self, file: Hashable, size: float, t_k: np.ndarray,
                          nodes: np.ndarray) -> np.ndarray:
@@ -572,7 +602,12 @@ class FilePlan:
                 self.new_holders.setdefault(file_id, {})[node] = column
                 self.holder_arrays.pop(file_id, None)
                 slots.file[node, column] = file_id
+            before = slots.row_bytes[node]
             slots.row_bytes[node] += size - slots.size[node, column]
+            if slots.row_bytes[node] >= self.row_bytes_max:
+                self.row_bytes_max = float(slots.row_bytes[node])
+            elif before == self.row_bytes_max:   # the largest may have left this node
+                self.row_bytes_max = float(slots.row_bytes.max())
             slots.size[node, column] = size
             slots.load_start[node, column] = t_k
             slots.ready[node, column] = t_prime
