@@ -46,6 +46,13 @@ def _alive(pid):
     return state != "Z"
 
 
+def _as_in_a_terminal():
+    """Ctrl-C's default disposition in the child: a suite started in the
+    background by a shell without job control inherits SIGINT ignored, which
+    Python then keeps (as it should for a background command)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _busy_run(tmp_path, mode):
     work = tmp_path / "w.json"
     work.write_text(json.dumps(workload([{"id": "A", "subtime": 0, "res": 1, "profile": "d"}],
@@ -54,7 +61,7 @@ def _busy_run(tmp_path, mode):
                "--scheduler", str(MISBEHAVING), "--options", json.dumps({"do": "loop_forever"}),
                "--out", str(tmp_path / "out"), "--mode", mode, "--quiet"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=_as_in_a_terminal)
     # Busy once the engine child (and in socket mode pybatsim) run and the scheduler got the job.
     wanted = 3 if mode == "socket" else 2  # resource tracker, engine child (, pybatsim)
     deadline = time.monotonic() + 60
@@ -99,7 +106,7 @@ def test_a_signal_to_a_sweep_leaves_no_process_behind(tmp_path, signum):
                       f"schedulers: [{{scheduler: {MISBEHAVING}, options: {{do: loop_forever}}}}]\n")
     process = subprocess.Popen([sys.executable, "-m", "batio", "sweep", str(config), "--out", str(tmp_path / "sweep"),
                                 "--workers", "1", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
+                               text=True, start_new_session=True, preexec_fn=_as_in_a_terminal)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and not list((tmp_path / "sweep" / "runs").glob(".tmp-*/out_scheduler.log")):
         time.sleep(0.5)
