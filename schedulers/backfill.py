@@ -278,7 +278,8 @@ class Backfill(QueueScheduler):
     def onJobSubmission(self, job):
         super().onJobSubmission(job)
         queued = self.waiting[-2:]
-        if len(queued) == 2 and queued[1] is job and self.queue_keys[job] < self.queue_keys[queued[0]]:
+        if (self.static_order and len(queued) == 2 and queued[1] is job
+                and self.queue_keys[job] < self.queue_keys[queued[0]]):
             self.waiting_in_order = False
 
     # -- policy hooks ----------------------------------------------------
