@@ -35,6 +35,7 @@ import json
 import logging
 from pathlib import Path
 import resource
+import shutil
 import tempfile
 import time
 
@@ -54,6 +55,8 @@ def main():
     parser.add_argument("--batsim", action="store_true",
                         help="also run each count on real Batsim (a `batsim` binary on PATH), same scheduler")
     args = parser.parse_args()
+    if args.batsim and shutil.which("batsim") is None:
+        parser.error("--batsim needs a `batsim` binary (Batsim 4.2) on PATH")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     counts = [int(count) for count in args.jobs.split(",")]
     scheduler, options = scheduler_file_and_options(args.scheduler)
