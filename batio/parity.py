@@ -88,8 +88,7 @@ def spec_for(pair, workload, prefix, scheduler_mode, sg_config=()):
     needed = catalog.batsim_features(pair.policy)
     return RunSpec(platform=str(catalog.platform_path(pair.platform)), workloads=[str(workload)],
                    scheduler=str(scheduler), out_prefix=str(prefix), options=options, mode=scheduler_mode,
-                   dynamic_jobs="dynamic_jobs" in needed, compute_sharing="compute_sharing" in needed,
-                   sg_config=list(sg_config))
+                   sg_config=list(sg_config), **needed)
 
 
 def compare_jobs(embedded, batsim):

@@ -31,7 +31,7 @@ def test_the_authors_model_reproduces_their_simulator_on_a_slice(slice_workload,
     prefix = tmp_path / "out"
     simulate(RunSpec(str(REPO / "platforms" / "memcluster486.xml"), [str(slice_workload)], locality.__file__,
                      str(prefix), options={"policy": policy, **locality.AUTHORS_MODEL},
-                     dynamic_jobs=True, compute_sharing=True))
+                     dynamic_jobs=True, compute_sharing=True, forward_profiles=True))
     table = lm.job_table(prefix, slice_workload, 1e8)
     comparison = lm.compare_with_authors(table, lm.read_authors_gantt(REFERENCE / f"slice_12_2_1_1_{variant}.csv"))
     # Measured 2026-11-24: FCFS 0.987 and 82 % of the jobs within 1 s, LEA

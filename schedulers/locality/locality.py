@@ -113,6 +113,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+import heapq
 import json
 import math
 import time
@@ -187,6 +188,8 @@ class Plan:
     def __init__(self, cores, files: FilePlan, busy: np.ndarray, pending: list[UserJob]):
         self.cores, self.files, self.busy, self.pending = cores, files, busy, pending
         self.busy_count = int(busy.sum())   # LEM reads it for every job
+        # Jobs planned to start later: id -> (job, node, t_k), in plan order.
+        self.later: dict[str, tuple[UserJob, int, float]] = {}
 
     def mark_busy(self, node: int) -> None:
         """A job starts now on ``node`` (LEM's load counts it at once)."""
@@ -201,6 +204,36 @@ class Plan:
             return False
         self.files.advance(now)
         return True
+
+
+class ExpectedCompletions:
+    """The completions the scheduler expects, from the jobs' delay profiles
+    (Batsim's ``--forward-profiles-on-submission``), so that a round can wait
+    for those of the same second: the authors' loop handles all that happens
+    in one second in one round, where Batsim hands a completion over a
+    message latency (about 1e-6 s per hop) after its second."""
+
+    def __init__(self):
+        self.end_of: dict[str, float] = {}
+        self.heap: list[tuple[float, str]] = []
+
+    def expect(self, job_id: str, end: float) -> None:
+        self.end_of[job_id] = end
+        heapq.heappush(self.heap, (end, job_id))
+
+    def ended(self, job_id: str) -> None:
+        self.end_of.pop(job_id, None)
+
+    def due_this_second(self, second: float) -> bool:
+        """A completion expected in this (whole) second has not arrived yet."""
+        heap = self.heap
+        while heap:
+            end, job_id = heap[0]
+            if self.end_of.get(job_id) != end or round(end) < second:   # stale, or a wrong guess
+                heapq.heappop(heap)
+                continue
+            return round(end) == second
+        return False
 
 
 class Locality(QueueScheduler):
@@ -230,7 +263,7 @@ class Locality(QueueScheduler):
         "authors_code": Option(bool, False,
                                help="the authors' simulator's arithmetic and its deviations from the paper's "
                                     "text: whole-second loads and scores, LEO's sticky switch, case 3's "
-                                    "overhead counted from now"),
+                                    "overhead counted from now, one round for all that happens in a second"),
     }
 
     def __init__(self, options: Mapping | None = None):
@@ -269,6 +302,7 @@ class Locality(QueueScheduler):
         # same instant that started jobs (module docstring).
         self.split_instants: list[float] = []   # their times
         self.last_round_started = (-math.inf, 0)   # (time, jobs it started)
+        self.expected = ExpectedCompletions()
 
     # -- set-up ------------------------------------------------------------------
 
@@ -300,6 +334,12 @@ class Locality(QueueScheduler):
         else:
             raise InputError("platform", f"Locality loads files from a storage host named "
                              f"'{STORAGE_LABEL}' (or the only storage host); storage hosts: {sorted(storage)}")
+
+    def now(self) -> float:
+        """Batsim's time; with ``authors_code``, the second it belongs to
+        (the nearest integer: the authors' clock counts whole seconds, and
+        Batsim's message latency adds about 1e-6 s per hop to theirs)."""
+        return float(round(self.bs.time())) if self.authors_code else self.bs.time()
 
     def host_property(self, name: str) -> float:
         """A property every compute host carries with the same value (the
@@ -380,11 +420,19 @@ class Locality(QueueScheduler):
     # so QueueScheduler's onJobsKilled has nothing left to do here.
 
     def onRequestedCall(self):
-        """A deadline t_k + WallTime(J) of a job that waited for its load."""
-        now = self.bs.time()
+        """A deadline t_k + WallTime(J) of a job that waits or waited for a
+        load. One still waiting ends now too, as in the authors' simulator
+        (a job ends at t_k + min(load + run time, WallTime)): Batsim starts
+        and kills it at once."""
+        now = self.now()
         overdue = [job_id for job_id, deadline in self.deadlines.items() if deadline <= now]
         for job_id in overdue:
             del self.deadlines[job_id]
+        waiting = [self.waiting_for_load.pop(job_id) for job_id in overdue if job_id in self.waiting_for_load]
+        if waiting:
+            for job in waiting:
+                self.running[job.id] = (job.job, now)
+            self.bs.execute_jobs([job.job for job in waiting])
         if overdue:
             self.bs.kill_jobs([self.started[job_id][0].job for job_id in overdue])
 
@@ -397,7 +445,7 @@ class Locality(QueueScheduler):
         postponed rounds are merged into one at the end of the interval."""
         if not self.needs_round:
             return
-        now = self.bs.time()
+        now = self.now()
         if now < self.last_round + self.round_interval - CALL_MARGIN:
             if self.round_call is None:
                 self.round_call = self.last_round + self.round_interval
@@ -405,6 +453,8 @@ class Locality(QueueScheduler):
             return
         if self.round_call is not None and now >= self.round_call:
             self.round_call = None
+        if self.authors_code and self.expected.due_this_second(now):
+            return   # the round comes with the last completion of this second
         self.needs_round = False
         self.last_round = now
         self.schedule()
@@ -417,7 +467,8 @@ class Locality(QueueScheduler):
 
     def user_job_ended(self, job: Job) -> None:
         user_job, node, _ = self.started.pop(job.id)
-        self.memory.end_job(node, job.id, user_job.file, self.bs.time())
+        self.expected.ended(job.id)
+        self.memory.end_job(node, job.id, user_job.file, self.now())
         self.ledger.end(job.id)
         self.deadlines.pop(job.id, None)
         self.job_left(job)
@@ -430,7 +481,7 @@ class Locality(QueueScheduler):
     def load_completed(self, load_id: str) -> None:
         node, file = self.loads.pop(load_id)
         del self.load_of[(node, file)]
-        now = self.bs.time()
+        now = self.now()
         ready = [self.waiting_for_load.pop(job_id) for job_id in self.memory.load_finished(node, file)
                  if job_id in self.waiting_for_load]
         self.execute(ready, now)
@@ -439,8 +490,10 @@ class Locality(QueueScheduler):
 
     def schedule(self):
         began = time.perf_counter()
-        now = self.bs.time()
+        now = self.now()
         new_jobs, self.new_jobs = self.new_jobs, []
+        if self.authors_code and self.plan is not None:
+            self.start_planned_now(self.plan, now)
         # A category -2 job goes before every planned job: replan.
         last_time, last_started = self.last_round_started
         if self.replan and last_started and now - last_time < SAME_INSTANT:
@@ -466,6 +519,18 @@ class Locality(QueueScheduler):
         self.round_seconds.append(time.perf_counter() - began)
         self.round_examined.append(examined)
 
+    def start_planned_now(self, plan: Plan, now: float) -> None:
+        """The authors' loop (``src/main.c``) starts the jobs an earlier call
+        planned for this second (``start_jobs``) before it plans again, so a
+        re-plan cannot move them: they start where they were planned, if
+        their cores are free (the job ahead of them may end a message later,
+        see ``split_instants``)."""
+        for job, node, t_k in list(plan.later.values()):
+            if abs(t_k - now) < SAME_INSTANT and job.id in self.queue and self.ledger.free_cores(node) >= job.cores:
+                del plan.later[job.id]
+                plan.mark_busy(node)
+                self.launch(job, node, now)
+
     def file_plan(self, now: float) -> FilePlan:
         return FilePlan(self.memory, now, overhead_from_now=self.authors_code)
 
@@ -482,7 +547,12 @@ class Locality(QueueScheduler):
         scores, node = None, None
         while True:
             if index > last:
-                last = index + plan.cores.last_candidate(cores[index:], walltimes[index:])
+                if self.authors_code and not self.backfill:
+                    # The authors' stop (``LEA`` in ``src/scheduler.c``): plan
+                    # while a core free now is not yet taken by a planned job.
+                    last = index if index < len(queue) and plan.cores.any_free_now() else index - 1
+                else:
+                    last = index + plan.cores.last_candidate(cores[index:], walltimes[index:])
                 if index > last:
                     break
             job = queue[index]
@@ -496,10 +566,16 @@ class Locality(QueueScheduler):
             if node is None:   # no window anywhere (no walltime, held forever)
                 continue
             plan.cores.reserve(node, job.cores, t_k, t_k + job.walltime)
-            plan.files.record(node, job.file, job.size, t_k, t_prime, t_k + job.walltime)
+            if not (self.authors_code and job.history_node is not None and t_k > now):
+                # The authors place a job pinned to its history node without
+                # noting its file (``get_state_before_day_0_scheduler``): the
+                # policy does not see a file such a job will load later.
+                plan.files.record(node, job.file, job.size, t_k, t_prime, t_k + job.walltime)
             if t_k == now:
                 to_start.append((job, node))
                 plan.mark_busy(node)
+            else:
+                plan.later[job.id] = (job, node, t_k)
         plan.pending = queue[index:]
         return index, to_start
 
@@ -533,6 +609,11 @@ class Locality(QueueScheduler):
             self.execute([job], now)
         else:
             self.waiting_for_load[job.id] = job
+            if planned_end < math.inf:
+                self.deadlines[job.id] = planned_end
+                self.bs.wake_me_up_at(planned_end)
+                if self.authors_code:
+                    self.expected.expect(job.id, planned_end)
 
     def start_load(self, node: int, file: Hashable, size: float) -> str:
         self.load_count += 1
@@ -561,16 +642,24 @@ class Locality(QueueScheduler):
         overdue = []
         for job in jobs:
             self.running[job.id] = (job.job, now)
-            deadline = self.started[job.id][2] + job.walltime
-            if deadline < now + job.walltime:
-                if deadline > now + CALL_MARGIN:
-                    self.deadlines[job.id] = deadline
-                    self.bs.wake_me_up_at(deadline)
-                else:
-                    overdue.append(job.job)
+            if self.authors_code:
+                self.expected.expect(job.id, min(now + self.run_time(job), self.started[job.id][2] + job.walltime))
+            # A job that waited for a load has its deadline called (launch).
+            if job.id in self.deadlines and self.deadlines[job.id] <= now + CALL_MARGIN:
+                del self.deadlines[job.id]
+                overdue.append(job.job)
         self.bs.execute_jobs([job.job for job in jobs])
         if overdue:
             self.bs.kill_jobs(overdue)
+
+    def run_time(self, job: UserJob) -> float:
+        """The job's delay, which ``authors_code`` reads to group a second's
+        completions; ``inf`` for another profile type (never waited for)."""
+        profile = job.job.profile_dict
+        if profile is None:
+            raise SchedulerError("authors_code groups each second's events from the jobs' delays: run Batsim "
+                                 "with --forward-profiles-on-submission (batio run: --forward-profiles)")
+        return float(profile["delay"]) if profile.get("type") == "delay" else math.inf
 
     def finish_registration(self) -> None:
         """NOTIFY registration_finished once no load can be needed any more."""

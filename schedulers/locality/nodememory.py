@@ -253,6 +253,9 @@ class CoreLedger:
         node, cores = self.where.pop(job_id)
         self.held[node, cores] = -math.inf
 
+    def free_cores(self, node: int) -> int:
+        return int((self.held[node] == -math.inf).sum())
+
     def busy_nodes(self) -> np.ndarray:
         """Nodes running at least one started job (Algorithm 5's load)."""
         return np.asarray((self.held > -math.inf).any(axis=1))
@@ -294,6 +297,10 @@ class CoreAvailability:
             return False
         self.now = now
         return True
+
+    def any_free_now(self) -> bool:
+        """Some core is free now and not taken by a planned job."""
+        return bool((self.avail[:, 0] <= self.now).any())
 
     def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
         """Index of the last job that could still start now (-1 if none): one
