@@ -14,7 +14,7 @@ from batio.errors import BatioError, SchedulerError
 from batio.schedulers.locality.nodememory import (CoreAvailability, CoreLedger, CoreProfile, FilePlan, LoadCase,
                               NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers.locality import locality
-from batio.schedulers.locality.locality import Locality, NodeScores, Plan, UserJob
+from batio.schedulers.locality.locality import ExpectedCompletions, Locality, NodeScores, Plan, UserJob
 from batsim.batsim import Job
 
 SCHEDULER = locality.__file__
@@ -514,6 +514,29 @@ def test_jobs_past_their_window_are_killed_at_t_k_plus_walltime(run):
     users, _ = run([job(1, 0, 2, "F", 100, 30)], policy="fcfs")
     assert users.loc["1", "final_state"] == "COMPLETED_KILLED"
     assert users.loc["1", "finish_time"] == approx(30)
+
+
+def test_a_job_still_waiting_for_its_load_ends_at_t_k_plus_walltime(run):
+    # Walltime 6 ends before the 10 s load: the job ends at 6, as the
+    # authors' simulator ends it at t_k + min(load + run time, walltime).
+    users, _ = run([job(1, 0, 2, "F", 100, 6)], policy="fcfs", load_model="fixed")
+    assert users.loc["1", "final_state"] == "COMPLETED_KILLED"
+    assert users.loc["1", "finish_time"] == approx(6)
+
+
+def test_a_round_waits_for_the_completions_expected_in_its_second():
+    expected = ExpectedCompletions()
+    expected.expect("a", 100.000002)
+    expected.expect("b", 100.000004)
+    expected.expect("c", 250.0)
+    assert expected.due_this_second(100.0)
+    expected.ended("a")
+    assert expected.due_this_second(100.0)        # b is still to come in second 100
+    expected.ended("b")
+    assert not expected.due_this_second(100.0)    # c ends in another second
+    expected.expect("c", 99.0)                     # a later guess replaces the former one
+    assert not expected.due_this_second(100.0)    # and one in a past second is never waited for
+    assert not expected.due_this_second(250.0)
 
 
 def test_refuses_to_run_without_dynamic_jobs_and_compute_sharing(simulate_workload, tmp_path):

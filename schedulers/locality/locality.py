@@ -34,7 +34,13 @@ Options (pybatsim ``-o`` JSON):
   whole seconds in single precision and scores to integers, LEO's switch to
   t'_k sticking for every later node of the job, case 3's overhead counted
   from now instead of t_k, and, when only new jobs are planned, files that
-  jobs planned in an earlier round would load not seen;
+  jobs planned in an earlier round would load not seen; and their loop
+  (``src/main.c``): one round per whole second (below), the jobs an earlier
+  round planned for this second started before planning again
+  (``start_jobs``), planning stopped once every core free now is taken
+  (not at the last job that could start now: the later t_k then differ),
+  and the files of jobs pinned to their history node not seen until they
+  start (``get_state_before_day_0_scheduler`` records none);
 * ``round_interval``: at least this many seconds between two rounds,
   default 0 (a round after every event that changes something, as the
   CCGrid version of the authors' simulator does at its one-second
@@ -49,7 +55,8 @@ simulator (``tests/test_locality_authors.py``).
 
 Mechanism (runs unchanged on Batsim 4.2, which must be started with
 ``--enable-dynamic-jobs --enable-compute-sharing``, without
-``--disable-storage-sharing``): each node is one Batsim compute host shared by
+``--disable-storage-sharing``, and with ``--forward-profiles-on-submission``
+for ``authors_code``): each node is one Batsim compute host shared by
 its jobs; cores and memory are tracked here (``batio.schedulers.locality.nodememory``). A job
 decided at t_k on node k either runs at once (its file is in k's memory,
 case 1), or first waits for a load: this scheduler registers a dynamic job
@@ -60,8 +67,9 @@ never registered twice), and executes it on k; concurrent loads on a node share 
 the simulator. A job started while its file is being loaded on k waits for
 that load only (case 3). The user job is executed on k when its load
 completes. Its Batsim profile is a ``delay``; Batsim's own walltime counts
-from that execution, so a job that waited for a load is killed at
-t_k + WallTime(J), the end of the window the paper gives it (Section 3).
+from that execution, so a job that waits for a load is killed by this
+scheduler at t_k + WallTime(J), the end of the window the paper gives it
+(Section 3), executed and killed at once if its load is not over by then.
 Once every workload job is submitted and started, no load can be needed any
 more and the scheduler sends NOTIFY registration_finished.
 
@@ -101,13 +109,18 @@ file counts), updated within a round as jobs are started on idle nodes
 (``temp_running_nodes``), compared as ``nodes * 100 / 486 < threshold``.
 Where they differ from the paper, ``authors_code`` follows them.
 
-One difference stays, counted by ``split_instants``: the authors' loop
-handles all that happens in one second (completions, then submissions) in
-one round. Batsim calls the scheduler as soon as one message has arrived,
-and a job's completion arrives a message latency (about 1e-7 s) after its
-second: a job submitted in that second is planned before the completion,
-and of two jobs ending in the same second the first is handled alone. The
-jobs that round starts may take a node the other completion frees.
+Seconds. The authors' loop handles all that happens in one second
+(completions, then submissions) in one round. Batsim calls the scheduler as
+soon as one message has arrived, and a job's completion arrives a message
+latency (about 1e-6 s per hop) after its second: a job submitted in that
+second would be planned before the completion, and of two jobs ending in
+the same second the first handled alone (``split_instants`` counts the
+rounds that follow one of the same second that started jobs). With
+``authors_code`` the scheduler reads each job's delay (Batsim must forward
+profiles, ``--forward-profiles-on-submission``), expects its completion
+(``ExpectedCompletions``) and holds the round until the last completion
+expected in that second has arrived; its clock is the whole second. This
+uses the run times only to group events, never to choose.
 """
 from __future__ import annotations
 
