@@ -139,8 +139,10 @@ from batio.errors import InputError, SchedulerError
 from batio.options import Option
 from batio.schedulers.backfill import QueueScheduler, job_id_key, time_limit
 from batio.schedulers.locality.nodememory import (
+    AuthorsHoles,
     CoreLedger,
     FilePlan,
+    HoleGate,
     LoadCase,
     NodeMemory,
     load_seconds,
@@ -201,8 +203,9 @@ class Plan:
     def __init__(self, cores, files: FilePlan, busy: np.ndarray, pending: list[UserJob]):
         self.cores, self.files, self.busy, self.pending = cores, files, busy, pending
         self.busy_count = int(busy.sum())   # LEM reads it for every job
-        # Jobs planned to start later: id -> (job, node, t_k), in plan order.
-        self.later: dict[str, tuple[UserJob, int, float]] = {}
+        # Jobs planned to start later: id -> (job, node, t_k, core ids or
+        # None), in plan order.
+        self.later: dict[str, tuple[UserJob, int, float, list | None]] = {}
 
     def mark_busy(self, node: int) -> None:
         """A job starts now on ``node`` (LEM's load counts it at once)."""
@@ -316,6 +319,7 @@ class Locality(QueueScheduler):
         self.split_instants: list[float] = []   # their times
         self.last_round_started = (-math.inf, 0)   # (time, jobs it started)
         self.expected = ExpectedCompletions()
+        self.hole_gate = HoleGate()   # authors_code with backfilling
 
     # -- set-up ------------------------------------------------------------------
 
@@ -513,8 +517,10 @@ class Locality(QueueScheduler):
             self.split_instants.append(now)
         if (self.replan or self.plan is None or any(job.history_node is not None for job in new_jobs)
                 or not self.plan.advance(now)):
-            self.plan = Plan(plan_cores(self.ledger, now, self.backfill), self.file_plan(now),
-                             self.ledger.busy_nodes(), sorted(self.queue.values(), key=UserJob.queue_key))
+            cores = (AuthorsHoles(self.ledger.held, now, self.hole_gate) if self.authors_code and self.backfill
+                     else plan_cores(self.ledger, now, self.backfill))
+            self.plan = Plan(cores, self.file_plan(now), self.ledger.busy_nodes(),
+                             sorted(self.queue.values(), key=UserJob.queue_key))
             self.replan = False
         else:
             if self.authors_code:
@@ -523,11 +529,13 @@ class Locality(QueueScheduler):
                 # files that jobs planned in an earlier call would load are
                 # not seen when only new jobs are planned.
                 self.plan.files = self.file_plan(now)
-            self.plan.pending = sorted(self.plan.pending + new_jobs, key=UserJob.queue_key)
+            # The authors' call after submissions only plans the new jobs.
+            pending = [] if self.authors_code else self.plan.pending
+            self.plan.pending = sorted(pending + new_jobs, key=UserJob.queue_key)
         examined, to_start = self.plan_queue(self.plan, now)
         self.last_round_started = (now, len(to_start))
-        for user_job, node in to_start:
-            self.launch(user_job, node, now)
+        for user_job, node, core_ids in to_start:
+            self.launch(user_job, node, now, core_ids)
         self.finish_registration()
         self.round_seconds.append(time.perf_counter() - began)
         self.round_examined.append(examined)
@@ -538,16 +546,17 @@ class Locality(QueueScheduler):
         re-plan cannot move them: they start where they were planned, if
         their cores are free (the job ahead of them may end a message later,
         see ``split_instants``)."""
-        for job, node, t_k in list(plan.later.values()):
-            if abs(t_k - now) < SAME_INSTANT and job.id in self.queue and self.ledger.free_cores(node) >= job.cores:
+        for job, node, t_k, core_ids in list(plan.later.values()):
+            if (abs(t_k - now) < SAME_INSTANT and job.id in self.queue
+                    and self.ledger.free_cores(node, core_ids) >= job.cores):
                 del plan.later[job.id]
                 plan.mark_busy(node)
-                self.launch(job, node, now)
+                self.launch(job, node, now, core_ids)
 
     def file_plan(self, now: float) -> FilePlan:
         return FilePlan(self.memory, now, overhead_from_now=self.authors_code)
 
-    def plan_queue(self, plan: Plan, now: float) -> tuple[int, list[tuple[UserJob, int]]]:
+    def plan_queue(self, plan: Plan, now: float) -> tuple[int, list[tuple[UserJob, int, list | None]]]:
         """Algorithms 1-5, line 1: each queued job in turn, while one left
         could still start now (module docstring)."""
         queue = plan.pending
@@ -555,21 +564,26 @@ class Locality(QueueScheduler):
         walltimes = np.array([job.walltime for job in queue])
         # Category -2 jobs come first in the queue and are always planned.
         history = next((i for i, job in enumerate(queue) if job.history_node is None), len(queue))
-        to_start = []
+        to_start: list[tuple[UserJob, int, list | None]] = []
         index, last = 0, history - 1
         scores, node = None, None
         while True:
             if index > last:
-                if self.authors_code and not self.backfill:
+                if self.authors_code:
                     # The authors' stop (``LEA`` in ``src/scheduler.c``): plan
                     # while a core free now is not yet taken by a planned job.
                     last = index if index < len(queue) and plan.cores.any_free_now() else index - 1
                 else:
                     last = index + plan.cores.last_candidate(cores[index:], walltimes[index:])
                 if index > last:
+                    if self.authors_code and self.backfill:
+                        self.backfill_into_holes(plan, queue[index:], now, to_start)
+                        index = len(queue)
                     break
             job = queue[index]
             index += 1
+            if isinstance(plan.cores, AuthorsHoles):
+                plan.cores.pinned = job.history_node is not None
             policy = self.policy_now(plan)
             if scores is not None and scores.alike(job, policy):
                 scores.rescore(node)   # only the node just planned scores differently
@@ -578,19 +592,37 @@ class Locality(QueueScheduler):
             node, t_k, t_prime = scores.best()
             if node is None:   # no window anywhere (no walltime, held forever)
                 continue
-            plan.cores.reserve(node, job.cores, t_k, t_k + job.walltime)
+            core_ids = plan.cores.reserve(node, job.cores, t_k, t_k + job.walltime)
             if not (self.authors_code and job.history_node is not None and t_k > now):
                 # The authors place a job pinned to its history node without
                 # noting its file (``get_state_before_day_0_scheduler``): the
                 # policy does not see a file such a job will load later.
                 plan.files.record(node, job.file, job.size, t_k, t_prime, t_k + job.walltime)
             if t_k == now:
-                to_start.append((job, node))
+                to_start.append((job, node, core_ids))
                 plan.mark_busy(node)
             else:
-                plan.later[job.id] = (job, node, t_k)
+                plan.later[job.id] = (job, node, t_k, core_ids)
         plan.pending = queue[index:]
         return index, to_start
+
+    def backfill_into_holes(self, plan: Plan, queue: list[UserJob], now: float, to_start: list) -> None:
+        """The authors' second phase once every core free now is taken
+        (``only_check_conservative_backfill``): each job left that fits
+        wholly in a hole, and needs no more cores than the stale
+        ``biggest_hole``, starts now in it; the others are not planned."""
+        plan.cores.holes_only = True
+        for job in queue:
+            if job.cores > self.hole_gate.biggest:
+                continue
+            node, t_k, t_prime = NodeScores(self, plan, job, now, self.policy_now(plan)).best()
+            if node is None:
+                continue
+            core_ids = plan.cores.reserve(node, job.cores, now, now + job.walltime)
+            plan.files.record(node, job.file, job.size, now, t_prime, now + job.walltime)
+            to_start.append((job, node, core_ids))
+            plan.mark_busy(node)
+        plan.cores.holes_only = False
 
     def policy_now(self, plan: Plan) -> str:
         """The policy for the next job: LEM is EFT or LEA depending on the
@@ -602,11 +634,12 @@ class Locality(QueueScheduler):
 
     # -- starting jobs and loads ------------------------------------------------------
 
-    def launch(self, job: UserJob, node: int, now: float) -> None:
-        """Start ``job`` on ``node`` at t_k = now: its cores are held until
-        t_k + WallTime(J); it runs now or after its file's load."""
+    def launch(self, job: UserJob, node: int, now: float, core_ids=None) -> None:
+        """Start ``job`` on ``node`` at t_k = now (on the plan's ``core_ids``
+        if it chose them): its cores are held until t_k + WallTime(J); it runs
+        now or after its file's load."""
         planned_end = now + job.walltime
-        self.ledger.start(job.id, node, job.cores, planned_end)
+        self.ledger.start(job.id, node, job.cores, planned_end, core_ids)
         case, _ = self.memory.start_job(node, job.id, job.file, job.size, now, planned_end)
         del self.queue[job.id]
         self.started[job.id] = (job, node, now)

@@ -242,8 +242,11 @@ class CoreLedger:
         self.held = np.full((nb_nodes, cores), -math.inf)
         self.where: dict[str, tuple[int, np.ndarray]] = {}
 
-    def start(self, job_id: str, node: int, cores: int, planned_end: float) -> None:
+    def start(self, job_id: str, node: int, cores: int, planned_end: float, core_ids=None) -> None:
+        """Hold ``cores`` free cores of ``node`` (the lowest, or ``core_ids``)."""
         free = np.flatnonzero(self.held[node] == -math.inf)[:cores]
+        if core_ids is not None and (self.held[node, core_ids] == -math.inf).all():
+            free = np.asarray(core_ids)
         if len(free) < cores:
             raise RuntimeError(f"job {job_id}: node {node} has {len(free)} free cores, needs {cores}")
         self.held[node, free] = planned_end
@@ -253,8 +256,9 @@ class CoreLedger:
         node, cores = self.where.pop(job_id)
         self.held[node, cores] = -math.inf
 
-    def free_cores(self, node: int) -> int:
-        return int((self.held[node] == -math.inf).sum())
+    def free_cores(self, node: int, core_ids=None) -> int:
+        free = self.held[node] == -math.inf
+        return int(free[core_ids].sum() if core_ids is not None else free.sum())
 
     def busy_nodes(self) -> np.ndarray:
         """Nodes running at least one started job (Algorithm 5's load)."""
@@ -425,6 +429,150 @@ class CoreProfile:
         shrink holes, so a job failing this test cannot start in this round."""
         fits = np.flatnonzero(walltimes <= self.hole_lengths()[cores])
         return int(fits[-1]) if len(fits) else -1
+
+
+class HoleGate:
+    """The authors' ``biggest_hole``: the most cores in a hole on one node,
+    which gates backfilling once every core free now is taken. It is reset
+    to 0 at each re-plan and recomputed only when a job is placed on the
+    node that held it (``biggest_hole_unique_id``, kept across re-plans), so
+    it goes stale: holes made elsewhere do not raise it."""
+
+    def __init__(self):
+        self.biggest = 0
+        self.node = 0
+
+
+class AuthorsHoles:
+    """With ``authors_code`` and backfilling: the authors' conservative
+    backfilling (``src/backfill_functions.c``, ``backfill_mode`` 2), a plan
+    of each core's next availability by core id. A job's t_k on a node is
+    the availability of the Cores(J)-th earliest core (no window search),
+    or now if it fits in the node's hole: cores free now but taken by a
+    later reservation (``start_time_of_the_hole``), enough of them free
+    until t_k + WallTime(J), the rest free now and outside the hole. A job
+    planned later takes the lowest-id cores free by its t_k, and those free
+    now join the hole."""
+
+    def __init__(self, held: np.ndarray, now: float, gate: HoleGate):
+        self.avail = np.where(held == -math.inf, now, np.maximum(held, now))   # (P, m) by core id
+        self.order = np.lexsort((np.broadcast_to(np.arange(held.shape[1]), held.shape), self.avail), axis=1)
+        self.holes: dict[int, list[tuple[float, int]]] = {}   # node -> [(hole start, core)], the authors' order
+        self.now = now
+        self.gate = gate
+        gate.biggest = 0
+        self.holes_only = False   # the authors' second phase: only jobs fitting in a hole
+        # A job pinned to its history node takes the Cores(J) earliest cores,
+        # no hole (``schedule_job_specific_node_at_earliest_available_time``).
+        self.pinned = False
+
+    def _sorted(self, node: int) -> list[tuple[float, int]]:
+        """(availability, core) of a node's cores, earliest first (ties: core id)."""
+        row = self.avail[node]
+        return sorted((float(row[core]), core) for core in range(len(row)))
+
+    def _eat(self, node: int, cores: int) -> float:
+        return max(self._sorted(node)[cores - 1][0], self.now)
+
+    def split(self, node: int, cores: int, walltime: float) -> tuple[int, int] | None:
+        """(cores from the hole, cores from outside) if the job can start now
+        in the node's hole (``can_it_get_backfilled``; in the second phase,
+        ``only_check_conservative_backfill``: wholly in the hole)."""
+        holes = self.holes.get(node)
+        if not holes:
+            return None
+        if self.holes_only and cores > len(holes):
+            return None
+        in_order = self._sorted(node)
+        if not (cores <= len(holes) or in_order[cores - 1 - len(holes)][0] <= self.now):
+            return None
+        from_hole = 0
+        for start, _ in holes:
+            if self.now + walltime <= start:
+                from_hole += 1
+            if from_hole == cores:
+                break
+        if self.holes_only:
+            return (cores, 0) if from_hole == cores else None
+        outside = cores - from_hole
+        if all(t <= self.now for t, _ in in_order[:outside]):
+            return from_hole, outside
+        return None
+
+    def earliest(self, cores: int, walltime: float) -> np.ndarray:
+        if self.holes_only:
+            t_k = np.full(len(self.avail), math.inf)
+        else:
+            t_k = np.maximum(np.take_along_axis(self.avail, self.order, axis=1)[:, cores - 1], self.now)
+        for node in self.holes:
+            if self.split(node, cores, walltime) is not None:
+                t_k[node] = self.now
+        return t_k
+
+    def earliest_on(self, node: int, cores: int, walltime: float) -> float:
+        if not self.pinned and self.split(node, cores, walltime) is not None:
+            return self.now
+        return math.inf if self.holes_only else self._eat(node, cores)
+
+    def reserve(self, node: int, cores: int, start: float, end: float) -> list[int]:
+        """Plan a job on ``node`` over [start, end); returns the core ids."""
+        row = self.avail[node]
+        if self.pinned:
+            chosen = [core for _, core in self._sorted(node)[:cores]]
+            row[chosen] = end
+        elif start == self.now and (self.holes_only or self._eat(node, cores) > self.now):
+            chosen = self._backfill(node, cores, end)
+        else:   # fill_cores_minimize_holes
+            chosen = [core for core in range(len(row)) if row[core] <= start][:cores]
+            holes = self.holes.setdefault(node, [])
+            for core in chosen:
+                if row[core] <= self.now < start:
+                    _insert_hole(holes, (start, core))
+            row[chosen] = end
+        self.order[node] = np.lexsort((np.arange(len(row)), row))
+        if node == self.gate.node:   # get_new_biggest_hole: the first node with the most
+            counts = [len(self.holes.get(other, ())) for other in range(len(self.avail))]
+            self.gate.biggest = max(counts)
+            self.gate.node = counts.index(self.gate.biggest)
+        return chosen
+
+    def _backfill(self, node: int, cores: int, end: float) -> list[int]:
+        """``update_cores_for_backfilled_job``: the first cores of the hole
+        free until ``end``, which keep their later reservation, then the
+        earliest cores outside it, held until ``end``."""
+        split = self.split(node, cores, end - self.now)
+        assert split is not None, "reserve() backfills only where split() found a hole"
+        from_hole, outside = split
+        holes = self.holes[node]
+        taken = [entry for entry in holes if end <= entry[0]][:from_hole]
+        for entry in taken:
+            holes.remove(entry)
+        others = [core for _, core in self._sorted(node)[:outside]]
+        self.avail[node, others] = end
+        return [core for _, core in taken] + others
+
+    def advance(self, now: float) -> bool:
+        if ((self.avail > self.now) & (self.avail <= now)).any():
+            return False
+        self.now = now
+        return True
+
+    def any_free_now(self) -> bool:
+        return bool((self.avail <= self.now).any())
+
+
+def _insert_hole(holes: list[tuple[float, int]], entry: tuple[float, int]) -> None:
+    """``insert_cores_in_a_hole_list_sorted_increasing_order``: by hole
+    start; an equal start goes first only at the head and with a lower core
+    id, after the equal ones elsewhere."""
+    start, core = entry
+    if not holes or holes[0][0] > start or (holes[0][0] == start and holes[0][1] > core):
+        holes.insert(0, entry)
+        return
+    index = 1
+    while index < len(holes) and holes[index][0] <= start:
+        index += 1
+    holes.insert(index, entry)
 
 
 def _first_windows(times: np.ndarray, free: np.ndarray, cores: int, walltime: float) -> np.ndarray:
