@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batio.errors import BatioError, SchedulerError
-from batio.schedulers.locality.nodememory import (CoreAvailability, CoreLedger, CoreProfile, FilePlan, LoadCase,
-                              NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
+from batio.schedulers.locality.nodememory import (AuthorsHoles, CoreAvailability, CoreLedger, CoreProfile, FilePlan, HoleGate,
+                              LoadCase, NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers.locality import locality
 from batio.schedulers.locality.locality import ExpectedCompletions, Locality, NodeScores, Plan, UserJob
 from batsim.batsim import Job
@@ -255,6 +255,19 @@ def test_without_backfilling_a_job_takes_the_earliest_cores_from_later_jobs():
     assert profile.earliest(2, 50)[0] == 0         # ...but fit before it with backfilling
 
 
+def test_the_authors_backfilling_fills_only_holes_opening_now():
+    # One node of 4 cores: cores 0 and 1 busy until 100, 2 and 3 free.
+    held = np.array([[100.0, 100.0, -math.inf, -math.inf]])
+    holes = AuthorsHoles(held, 0.0, HoleGate())
+    assert holes.earliest(4, 50.0)[0] == 100                  # A: the 4th earliest core
+    assert holes.reserve(0, 4, 100.0, 150.0) == [0, 1, 2, 3]   # lowest ids; 2 and 3 now a hole until 100
+    assert holes.holes[0] == [(100.0, 2), (100.0, 3)]
+    assert holes.earliest(2, 120.0)[0] == 150                 # C: longer than the hole, after A
+    assert holes.earliest(2, 60.0)[0] == 0                    # B: fits in the hole
+    assert holes.reserve(0, 2, 0.0, 60.0) == [2, 3]
+    assert holes.holes[0] == [] and holes.avail[0].tolist() == [150, 150, 150, 150]   # A keeps its cores
+
+
 # -- the early stop of a round is exact ---------------------------------------------
 
 def random_state(rng, nb_nodes=6):
@@ -297,13 +310,16 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
         sched = scheduler(policy=policy, backfill=backfill, W=rng.choice([1, 500]),
                           busy_threshold=rng.choice([0.3, 0.8]), authors_code=authors_code)
         sched.host_ids = list(range(len(memory.copies)))
+        sched.ledger = ledger
         outcomes = []
         # All shortcuts; none but the early stop; none at all.
         for shortcuts, early_stop in ((True, True), (False, True), (False, False)):
-            plan = Plan(plan_cores(ledger, 1.0, backfill), FilePlan(memory, 1.0), ledger.busy_nodes(), list(queue))
+            sched.hole_gate = HoleGate()   # the authors' gate outlives a plan: start each way afresh
+            plan = Plan(sched.core_plan(1.0), FilePlan(memory, 1.0), ledger.busy_nodes(), list(queue))
             with monkeypatch.context() as patch:
                 if not early_stop:
-                    patch.setattr(type(plan.cores), "last_candidate", lambda self, cores, walltimes: len(cores) - 1)
+                    patch.setattr(type(plan.cores), "last_candidate", lambda self, cores, walltimes: len(cores) - 1,
+                                  raising=False)
                 if not shortcuts:
                     patch.setattr(NodeScores, "alike", lambda self, job, policy: False)
                     patch.setattr(FilePlan, "eviction_penalty_bound", lambda self, size: math.inf)
@@ -312,9 +328,11 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
                                   lambda self, node, cores, walltime: float(fresh_windows(self, cores, walltime)[node]))
                 examined, to_start = sched.plan_queue(plan, 1.0)
             cores = plan.cores   # every reservation made, not only the jobs started now
-            reserved = cores.avail.tolist() if not backfill else (cores.times[:, :cores.used].tolist(),
-                                                                  cores.free[:, :cores.used].tolist())
-            outcomes.append(([(job.id, node) for job, node in to_start], examined, reserved))
+            if isinstance(cores, CoreProfile):
+                reserved = (cores.times[:, :cores.used].tolist(), cores.free[:, :cores.used].tolist())
+            else:
+                reserved = (cores.avail.tolist(), getattr(cores, "holes", None))
+            outcomes.append(([(job.id, node, ids) for job, node, ids in to_start], examined, reserved))
         assert outcomes[0] == outcomes[1]
         assert outcomes[0][0] == outcomes[2][0]
 

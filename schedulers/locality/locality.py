@@ -517,9 +517,7 @@ class Locality(QueueScheduler):
             self.split_instants.append(now)
         if (self.replan or self.plan is None or any(job.history_node is not None for job in new_jobs)
                 or not self.plan.advance(now)):
-            cores = (AuthorsHoles(self.ledger.held, now, self.hole_gate) if self.authors_code and self.backfill
-                     else plan_cores(self.ledger, now, self.backfill))
-            self.plan = Plan(cores, self.file_plan(now), self.ledger.busy_nodes(),
+            self.plan = Plan(self.core_plan(now), self.file_plan(now), self.ledger.busy_nodes(),
                              sorted(self.queue.values(), key=UserJob.queue_key))
             self.replan = False
         else:
@@ -552,6 +550,13 @@ class Locality(QueueScheduler):
                 del plan.later[job.id]
                 plan.mark_busy(node)
                 self.launch(job, node, now, core_ids)
+
+    def core_plan(self, now: float):
+        """A new plan of the cores: the authors' holes with ``authors_code``
+        and backfilling, else batio's (``plan_cores``)."""
+        if self.authors_code and self.backfill:
+            return AuthorsHoles(self.ledger.held, now, self.hole_gate)
+        return plan_cores(self.ledger, now, self.backfill)
 
     def file_plan(self, now: float) -> FilePlan:
         return FilePlan(self.memory, now, overhead_from_now=self.authors_code)

@@ -275,7 +275,26 @@ class CoreLedger:
 
 # -- plan: cores -----------------------------------------------------------------
 
-class CoreAvailability:
+class CoreTimes:
+    """A plan of each core's next availability (``avail``, one row per node)
+    seen from ``now``."""
+
+    avail: np.ndarray
+    now: float
+
+    def advance(self, now: float) -> bool:
+        """Move the plan to a later ``now`` when no core frees in between."""
+        if ((self.avail > self.now) & (self.avail <= now)).any():
+            return False
+        self.now = now
+        return True
+
+    def any_free_now(self) -> bool:
+        """Some core is free now and not taken by a planned job."""
+        return bool((self.avail <= self.now).any())
+
+
+class CoreAvailability(CoreTimes):
     """Without backfilling (Algorithm 1, line 3): the time of next
     availability of each core; a job takes the Cores(J) earliest cores."""
 
@@ -294,17 +313,6 @@ class CoreAvailability:
         row = self.avail[node]
         row[:cores] = end
         row.sort()
-
-    def advance(self, now: float) -> bool:
-        """Move the plan to a later ``now`` when no core frees in between."""
-        if ((self.avail > self.now) & (self.avail <= now)).any():
-            return False
-        self.now = now
-        return True
-
-    def any_free_now(self) -> bool:
-        """Some core is free now and not taken by a planned job."""
-        return bool((self.avail[:, 0] <= self.now).any())
 
     def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
         """Index of the last job that could still start now (-1 if none): one
@@ -443,7 +451,7 @@ class HoleGate:
         self.node = 0
 
 
-class AuthorsHoles:
+class AuthorsHoles(CoreTimes):
     """With ``authors_code`` and backfilling: the authors' conservative
     backfilling (``src/backfill_functions.c``, ``backfill_mode`` 2), a plan
     of each core's next availability by core id. A job's t_k on a node is
@@ -550,15 +558,6 @@ class AuthorsHoles:
         others = [core for _, core in self._sorted(node)[:outside]]
         self.avail[node, others] = end
         return [core for _, core in taken] + others
-
-    def advance(self, now: float) -> bool:
-        if ((self.avail > self.now) & (self.avail <= now)).any():
-            return False
-        self.now = now
-        return True
-
-    def any_free_now(self) -> bool:
-        return bool((self.avail <= self.now).any())
 
 
 def _insert_hole(holes: list[tuple[float, int]], entry: tuple[float, int]) -> None:
