@@ -198,6 +198,16 @@ def _script(name):
     return module
 
 
+def test_a_sweep_turns_on_the_batsim_features_its_schedulers_need(tmp_path):
+    from batio.sweep import _spec
+    config = tmp_path / "locality.yaml"
+    config.write_text("platforms: [memcluster486]\nworkloads: [memcluster486_slice]\n"
+                      "io_slowdown: false\nschedulers: [lea, easy]\n")
+    specs = {run.policy: _spec(run, tmp_path / "p") for run in plan(load_config(config), tmp_path)}
+    assert specs["lea"].dynamic_jobs and specs["lea"].compute_sharing and specs["lea"].forward_profiles
+    assert not (specs["easy"].dynamic_jobs or specs["easy"].compute_sharing or specs["easy"].forward_profiles)
+
+
 @pytest.mark.parametrize("config, exclusive", [("periodic_lessons", True), ("periodic_fair", False)])
 def test_periodic_configs_are_the_scripts_grid(tmp_path, config, exclusive):
     from batio.sweep import _spec
