@@ -507,11 +507,15 @@ class AuthorsHoles(CoreTimes):
             return from_hole, outside
         return None
 
+    def earliest_core(self, cores: int) -> np.ndarray:
+        """Per node, the availability of the Cores(J)-th earliest core."""
+        return np.take_along_axis(self.avail, self.order, axis=1)[:, cores - 1]
+
     def earliest(self, cores: int, walltime: float) -> np.ndarray:
         if self.holes_only:
             t_k = np.full(len(self.avail), math.inf)
         else:
-            t_k = np.maximum(np.take_along_axis(self.avail, self.order, axis=1)[:, cores - 1], self.now)
+            t_k = np.maximum(self.earliest_core(cores), self.now)
         for node in self.holes:
             if self.split(node, cores, walltime) is not None:
                 t_k[node] = self.now
