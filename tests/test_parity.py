@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from batio import catalog
-from batio.parity import compare_jobs, pairs, truncated_workload
+from batio.parity import compare_jobs, pairs, spec_for, truncated_workload
 
 
 def jobs(rows):
@@ -58,3 +58,11 @@ def test_every_catalog_policy_has_bundled_inputs():
     for pair in pairs():
         assert catalog.platform_path(pair.platform).is_file() and catalog.workload_path(pair.workload).is_file()
     assert pairs(["easy-ljf"])[0].workload == "catios_bw"
+
+
+def test_a_pair_runs_with_the_batsim_features_its_scheduler_needs():
+    from types import SimpleNamespace
+    lea = spec_for(SimpleNamespace(policy="lea", platform="memcluster486"), "w.json", "p", "inprocess")
+    assert lea.dynamic_jobs and lea.compute_sharing and lea.forward_profiles
+    easy = spec_for(SimpleNamespace(policy="easy", platform="memcluster486"), "w.json", "p", "inprocess")
+    assert not (easy.dynamic_jobs or easy.compute_sharing or easy.forward_profiles)
