@@ -606,7 +606,7 @@ class Locality(QueueScheduler):
             if t_k == now:
                 to_start.append((job, node, core_ids))
                 plan.mark_busy(node)
-            else:
+            elif self.authors_code:   # start_planned_now reads them
                 plan.later[job.id] = (job, node, t_k, core_ids)
         plan.pending = queue[index:]
         return index, to_start
@@ -752,11 +752,6 @@ class NodeScores:
             self.t_k = np.full(nb_nodes, math.inf)
             self.t_k[job.history_node] = plan.cores.earliest_on(job.history_node, job.cores, job.walltime)
         self.t_prime = plan.files.availability(job.file, job.size, self.t_k)           # line 4
-        # LEO's test "starts now": with the authors' backfilling, on the
-        # Cores(J)-th earliest core, not in a hole (``src/basic_functions.c``).
-        self.free_now = self.t_k == now
-        if isinstance(plan.cores, AuthorsHoles) and not plan.cores.holes_only:
-            self.free_now = plan.cores.earliest_core(job.cores) <= now
         self.switch = self.first_start_now()
         self.base = self.score_without_penalty(self.every_node)
         self.base_min = float(self.base.min())
@@ -790,14 +785,23 @@ class NodeScores:
         job can start now; the number of nodes if none or otherwise."""
         if self.policy != "leo" or not self.authors_code:
             return len(self.t_k)
-        now = np.flatnonzero(self.free_now)
+        now = np.flatnonzero(self.starts_now(self.every_node))
         return int(now[0]) if len(now) else len(self.t_k)
+
+    def starts_now(self, nodes: np.ndarray) -> np.ndarray:
+        """LEO's test, the nodes where the job starts now; with the authors'
+        backfilling, on the Cores(J)-th earliest core, not in a hole
+        (``src/basic_functions.c``)."""
+        cores = self.plan.cores
+        if isinstance(cores, AuthorsHoles) and not cores.holes_only:
+            return cores.earliest_core(self.job.cores)[nodes] <= self.now
+        return self.t_k[nodes] == self.now
 
     def eft_scored(self, nodes: np.ndarray) -> np.ndarray:
         """LEO: the nodes scored t'_k, those where the job can start now. In
         the authors' code (``src/scheduler.c``, ``LEA``) the switch sticks:
         every node after the first such one in node order is scored t'_k too."""
-        return self.free_now[nodes] | (nodes >= self.switch)
+        return self.starts_now(nodes) | (nodes >= self.switch)
 
     def add_penalties(self, candidates: np.ndarray) -> np.ndarray:
         """EvictionPenalty (line 7) where it can decide the choice, looked
@@ -847,10 +851,6 @@ class NodeScores:
         job, plan = self.job, self.plan
         if job.history_node is None or node == job.history_node:
             self.t_k[node] = plan.cores.earliest_on(node, job.cores, job.walltime)
-        if isinstance(plan.cores, AuthorsHoles) and not plan.cores.holes_only:
-            self.free_now[node] = plan.cores.earliest_core(job.cores)[node] <= self.now
-        else:
-            self.free_now[node] = self.t_k[node] == self.now
         self.t_prime[node] = plan.files.availability_on(node, job.file, job.size, float(self.t_k[node]))
         self.EvictionPenalty[node] = 0
         self.known[node] = False
