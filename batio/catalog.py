@@ -25,7 +25,7 @@ def is_batsched(name):
 # "dynamic_jobs", "compute_sharing"); `batio run/compare/sweep` turn them on
 # for the name, as a user would pass --enable-dynamic-jobs to Batsim.
 # File loads are dynamic jobs run on nodes their jobs share (paper 004).
-LOCALITY_FEATURES = ("dynamic_jobs", "compute_sharing", "forward_profiles")
+LOCALITY_FEATURES = ("dynamic_jobs", "compute_sharing")
 SCHEDULERS: dict[str, tuple] = {
     "fcfs": ("backfill.py", {"backfill_max": 0}),
     "easy": ("backfill.py", {"backfill_max": 1}),

@@ -73,7 +73,7 @@ def run_spec(args):
         platform=str(catalog.platform_path(args.platform)),
         workloads=[str(catalog.workload_path(w)) for w in args.workload],
         scheduler=str(scheduler), out_prefix=str(out / "out"), options=options, mode=args.mode,
-        forward_profiles=args.forward_profiles or "forward_profiles" in needed,
+        forward_profiles=args.forward_profiles,
         dynamic_jobs=args.enable_dynamic_jobs or "dynamic_jobs" in needed,
         acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, profile_reuse=args.enable_profile_reuse,
         compute_sharing=args.enable_compute_sharing or "compute_sharing" in needed,

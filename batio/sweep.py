@@ -510,7 +510,6 @@ def _spec(run, prefix):
                    io_sample_period=options.get("io_sample_period", 1.0),
                    dynamic_jobs=options.get("dynamic_jobs", False),
                    compute_sharing=options.get("compute_sharing", False),
-                   forward_profiles=options.get("forward_profiles", False),
                    io_exclusive=options.get("io_exclusive", False))
 
 

@@ -57,7 +57,7 @@ def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dic
     options = dict(extra_options, **options_of(variant), stats_path=str(stats))
     began = time.perf_counter()
     simulate(RunSpec(str(PLATFORM), [str(workload)], locality.__file__, str(out / variant / "out"),
-                     options=options, dynamic_jobs=True, compute_sharing=True, forward_profiles=True))
+                     options=options, dynamic_jobs=True, compute_sharing=True))
     wall = time.perf_counter() - began
     rounds = json.loads(stats.read_text())
     seconds, examined = np.array(rounds["seconds"]), np.array(rounds["examined"])

@@ -55,9 +55,9 @@ def test_a_scheduler_name_turns_on_the_batsim_features_it_needs():
     from batio.cli import parser, run_spec
     common = ["run", "--platform", "memcluster486", "--workload", "memcluster486_slice", "--out", "o"]
     lea = run_spec(parser().parse_args(common + ["--scheduler", "lea"]))
-    assert lea.dynamic_jobs and lea.compute_sharing and lea.forward_profiles and not lea.acknowledge_dynamic_jobs
+    assert lea.dynamic_jobs and lea.compute_sharing and not lea.acknowledge_dynamic_jobs
     easy = run_spec(parser().parse_args(common + ["--scheduler", "easy"]))
-    assert not easy.dynamic_jobs and not easy.compute_sharing and not easy.forward_profiles
+    assert not easy.dynamic_jobs and not easy.compute_sharing
 
 
 def test_batsched_names_are_accepted_by_run_and_need_real_batsim(tmp_path, capsys, monkeypatch):

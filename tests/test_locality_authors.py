@@ -31,7 +31,7 @@ def run_slice(slice_workload, tmp_path, variant):
     prefix = tmp_path / "out"
     simulate(RunSpec(str(REPO / "platforms" / "memcluster486.xml"), [str(slice_workload)], locality.__file__,
                      str(prefix), options={"policy": policy, "backfill": bool(backfill), **locality.AUTHORS_MODEL},
-                     dynamic_jobs=True, compute_sharing=True, forward_profiles=True))
+                     dynamic_jobs=True, compute_sharing=True))
     table = lm.job_table(prefix, slice_workload, 1e8)
     return lm.compare_with_authors(table, lm.read_authors_gantt(REFERENCE / f"slice_12_2_1_1_{variant}.csv"))
 

@@ -63,6 +63,6 @@ def test_every_catalog_policy_has_bundled_inputs():
 def test_a_pair_runs_with_the_batsim_features_its_scheduler_needs():
     from types import SimpleNamespace
     lea = spec_for(SimpleNamespace(policy="lea", platform="memcluster486"), "w.json", "p", "inprocess")
-    assert lea.dynamic_jobs and lea.compute_sharing and lea.forward_profiles
+    assert lea.dynamic_jobs and lea.compute_sharing
     easy = spec_for(SimpleNamespace(policy="easy", platform="memcluster486"), "w.json", "p", "inprocess")
-    assert not (easy.dynamic_jobs or easy.compute_sharing or easy.forward_profiles)
+    assert not (easy.dynamic_jobs or easy.compute_sharing)

@@ -204,8 +204,8 @@ def test_a_sweep_turns_on_the_batsim_features_its_schedulers_need(tmp_path):
     config.write_text("platforms: [memcluster486]\nworkloads: [memcluster486_slice]\n"
                       "io_slowdown: false\nschedulers: [lea, easy]\n")
     specs = {run.policy: _spec(run, tmp_path / "p") for run in plan(load_config(config), tmp_path)}
-    assert specs["lea"].dynamic_jobs and specs["lea"].compute_sharing and specs["lea"].forward_profiles
-    assert not (specs["easy"].dynamic_jobs or specs["easy"].compute_sharing or specs["easy"].forward_profiles)
+    assert specs["lea"].dynamic_jobs and specs["lea"].compute_sharing
+    assert not (specs["easy"].dynamic_jobs or specs["easy"].compute_sharing)
 
 
 @pytest.mark.parametrize("config, exclusive", [("periodic_lessons", True), ("periodic_fair", False)])

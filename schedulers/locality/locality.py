@@ -55,8 +55,7 @@ simulator (``tests/test_locality_authors.py``).
 
 Mechanism (runs unchanged on Batsim 4.2, which must be started with
 ``--enable-dynamic-jobs --enable-compute-sharing``, without
-``--disable-storage-sharing``, and with ``--forward-profiles-on-submission``
-for ``authors_code``): each node is one Batsim compute host shared by
+``--disable-storage-sharing``): each node is one Batsim compute host shared by
 its jobs; cores and memory are tracked here (``batio.schedulers.locality.nodememory``). A job
 decided at t_k on node k either runs at once (its file is in k's memory,
 case 1), or first waits for a load: this scheduler registers a dynamic job
@@ -116,8 +115,8 @@ latency (about 1e-6 s per hop) after its second: a job submitted in that
 second would be planned before the completion, and of two jobs ending in
 the same second the first handled alone (``split_instants`` counts the
 rounds that follow one of the same second that started jobs). With
-``authors_code`` the scheduler reads each job's delay (Batsim must forward
-profiles, ``--forward-profiles-on-submission``), expects its completion
+``authors_code`` the scheduler reads each job's delay (its profile, which
+Batsim lists in SIMULATION_BEGINS), expects its completion
 (``ExpectedCompletions``) and holds the round until the last completion
 expected in that second has arrived; its clock is the whole second. This
 uses the run times only to group events, never to choose.
@@ -224,7 +223,7 @@ class Plan:
 
 class ExpectedCompletions:
     """The completions the scheduler expects, from the jobs' delay profiles
-    (Batsim's ``--forward-profiles-on-submission``), so that a round can wait
+    (listed by Batsim in SIMULATION_BEGINS), so that a round can wait
     for those of the same second: the authors' loop handles all that happens
     in one second in one round, where Batsim hands a completion over a
     message latency (about 1e-6 s per hop) after its second."""
@@ -707,9 +706,10 @@ class Locality(QueueScheduler):
         """The job's delay, which ``authors_code`` reads to group a second's
         completions; ``inf`` for another profile type (never waited for)."""
         profile = job.job.profile_dict
-        if profile is None:
-            raise SchedulerError("authors_code groups each second's events from the jobs' delays: run Batsim "
-                                 "with --forward-profiles-on-submission (batio run: --forward-profiles)")
+        if not profile:   # pybatsim's {} for a profile Batsim neither listed nor forwarded
+            raise SchedulerError(f"job {job.id}: authors_code groups each second's events from the jobs' delays, "
+                                 f"and Batsim gave no profile '{job.job.profile}' for it (with Redis, run Batsim "
+                                 "with --forward-profiles-on-submission)")
         return float(profile["delay"]) if profile.get("type") == "delay" else math.inf
 
     def finish_registration(self) -> None:
