@@ -108,6 +108,31 @@ def test_without_retention_a_plan_sees_a_file_until_its_last_planned_use_only():
     assert list(penalty("F", 2000, np.array([50.0]), np.array([0]))) == [0]
 
 
+def test_the_authors_use_of_a_file_ends_at_the_latest_planned_end_of_any_job_since_its_load():
+    # src/basic_functions.c, add_data_in_node: a copy's end_time only grows
+    # while it has users, even past the planned end of a user that ended.
+    def with_early_end(stale):
+        memory = NodeMemory(1, MEMORY, BANDWIDTH, retain_cached=False, stale_use_end=stale)
+        memory.start_job(0, "long", "F", 1000, now=0, planned_end=500)
+        memory.start_job(0, "short", "F", 1000, now=0, planned_end=100)
+        memory.load_finished(0, "F")
+        memory.end_job(0, "long", "F", now=20)      # ended long before its walltime
+        return memory
+    # Planned at t_k = 200, a job of G sees F in use by the authors' rule
+    # (until 500: nothing to evict) and F ended by batio's (1000 B x 2000 /
+    # 4000 / 100 B/s = 5 s of EvictionPenalty).
+    for stale, penalty in ((True, 0), (False, 5)):
+        plan = FilePlan(with_early_end(stale), now=20)
+        assert list(plan.eviction_penalty("G", 2000, np.array([200.0]), np.array([0]))) == [penalty]
+    # Once its last user ends, the copy's use ends then, as in batio.
+    memory = with_early_end(True)
+    memory.end_job(0, "short", "F", now=30)
+    assert FilePlan(memory, now=30).case(0, "F", 30) == LoadCase.IN_MEMORY
+    assert FilePlan(memory, now=31).case(0, "F", 31) == LoadCase.NOT_IN_MEMORY
+    # A copy started again in that second counts from its new users only.
+    memory.start_job(0, "next", "F", 1000, now=30, planned_end=60)
+    assert list(FilePlan(memory, now=30).eviction_penalty("G", 2000, np.array([200.0]), np.array([0]))) == [5]
+
 def test_the_authors_load_time_is_truncated_in_single_precision():
     # 13 cores of 20 x 128 GB = 83.2 GB at 0.1 GB/s: 831.99994 s in float, 831 s in their int.
     assert truncated_load_seconds(1e8)(83.2e9) == 831

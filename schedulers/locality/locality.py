@@ -33,7 +33,9 @@ Options (pybatsim ``-o`` JSON):
   the authors' simulator where its code differs: load times truncated to
   whole seconds in single precision and scores to integers, LEO's switch to
   t'_k sticking for every later node of the job, case 3's overhead counted
-  from now instead of t_k, and, when only new jobs are planned, files that
+  from now instead of t_k, a file in use on a node in use until the latest
+  planned end of any job that used it since its load (even one that ended
+  early), and, when only new jobs are planned, files that
   jobs planned in an earlier round would load not seen; and their loop
   (``src/main.c``): one round per whole second (below), the jobs an earlier
   round planned for this second started before planning again
@@ -340,7 +342,7 @@ class Locality(QueueScheduler):
         bandwidth = self.host_property("link_bandwidth")
         load_time = (truncated_load_seconds if self.authors_code else load_seconds)(bandwidth)
         self.memory = NodeMemory(len(self.host_ids), memory_bytes, bandwidth, load_time,
-                                 retain_cached=self.file_retention == "memory")
+                                 retain_cached=self.file_retention == "memory", stale_use_end=self.authors_code)
         self.ledger = CoreLedger(len(self.host_ids), self.m)
         storage = {resource["name"]: rid for rid, resource in bs.storage_resources.items()}
         if STORAGE_LABEL in storage:

@@ -80,6 +80,7 @@ class Copy:
     slot: int
     users: dict = field(default_factory=dict)   # started job id -> planned end
     last_end: float = -math.inf    # when its last user ended (cached copies)
+    stale_end: float = -math.inf   # NodeMemory's stale_use_end: the latest planned end of a user since it was loaded
 
     @property
     def cached(self) -> bool:
@@ -87,7 +88,7 @@ class Copy:
 
     def last_use(self) -> float:
         """Latest planned use: its users' planned ends, or its last end."""
-        return max(self.users.values()) if self.users else self.last_end
+        return max(max(self.users.values()), self.stale_end) if self.users else self.last_end
 
 
 class Slots:
@@ -158,14 +159,20 @@ class NodeMemory:
     ``retain_cached``: a copy whose last user ended stays until another
     file's job starts on the node (the paper), or only for jobs started at
     that very instant (False: the authors' code). ``load_time(size)``: the
-    seconds a load takes (default Size / Bandwidth)."""
+    seconds a load takes (default Size / Bandwidth). ``stale_use_end``: a
+    copy in use stays in use until the latest planned end of every job that
+    used it since it was loaded, even one that ended early (the authors'
+    code: ``add_data_in_node`` in ``src/basic_functions.c`` only raises a
+    file's ``end_time`` until its last user ends); False: of the jobs using
+    it now."""
 
     def __init__(self, nb_nodes: int, memory_bytes: float, bandwidth: float, load_time=None,
-                 retain_cached: bool = True):
+                 retain_cached: bool = True, stale_use_end: bool = False):
         self.memory_bytes = float(memory_bytes)
         self.bandwidth = float(bandwidth)
         self.load_time = load_time or load_seconds(self.bandwidth)
         self.retain_cached = retain_cached
+        self.stale_use_end = stale_use_end
         self.copies: list[dict[Hashable, Copy]] = [{} for _ in range(nb_nodes)]
         self.file_ids: dict[Hashable, int] = {}
         self.slots = Slots(nb_nodes, 8)
@@ -196,6 +203,8 @@ class NodeMemory:
         else:
             case = LoadCase.IN_MEMORY if copy.loaded else LoadCase.BEING_LOADED
         copy.users[job_id] = planned_end
+        if self.stale_use_end:
+            copy.stale_end = max(copy.stale_end, planned_end)
         self._mirror(node, copy)
         return case, evicted
 
@@ -211,7 +220,7 @@ class NodeMemory:
         copy = self.copies[node][file]
         del copy.users[job_id]
         if not copy.users:
-            copy.last_end = now
+            copy.last_end, copy.stale_end = now, -math.inf
         self._mirror(node, copy)
 
     def bytes_used(self, node: int) -> float:
