@@ -133,6 +133,18 @@ def test_the_authors_use_of_a_file_ends_at_the_latest_planned_end_of_any_job_sin
     memory.start_job(0, "next", "F", 1000, now=30, planned_end=60)
     assert list(FilePlan(memory, now=30).eviction_penalty("G", 2000, np.array([200.0]), np.array([0]))) == [5]
 
+
+def test_authors_code_reads_each_jobs_delay_and_names_a_job_without_a_profile():
+    from types import SimpleNamespace
+
+    def user_job(profile_name, profile):
+        return SimpleNamespace(id="w0!7", job=SimpleNamespace(profile=profile_name, profile_dict=profile))
+    assert Locality.run_time(None, user_job("delay12", {"type": "delay", "delay": 12})) == 12
+    assert Locality.run_time(None, user_job("io", {"type": "parallel_homogeneous_pfs"})) == math.inf
+    with pytest.raises(SchedulerError, match=r"job w0!7: .* no profile 'delay12'"):
+        Locality.run_time(None, user_job("delay12", {}))
+
+
 def test_the_authors_load_time_is_truncated_in_single_precision():
     # 13 cores of 20 x 128 GB = 83.2 GB at 0.1 GB/s: 831.99994 s in float, 831 s in their int.
     assert truncated_load_seconds(1e8)(83.2e9) == 831
