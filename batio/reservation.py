@@ -55,9 +55,11 @@ O(H/64) machine words for H hosts and count as O(1) below. Measured costs:
 
 ``RunningJobsTracker`` keeps what ``from_running`` builds across a run's
 rounds (running jobs added as they start and removed as they end), so a
-round costs O(S) to begin instead of O(R log R) Python work: with a
+round begins at no cost instead of O(R log R) Python work: with a
 thousand jobs running, rebuilding was most of a scheduler's time
-(``scripts/bench_scaling.py``).
+(``scripts/bench_scaling.py``). The round's tracker borrows the kept data
+until it changes something (O(S) then, once), and the jobs a round starts
+are taken over with its tracker rather than booked again.
 """
 from __future__ import annotations
 
@@ -66,6 +68,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 import math
+import weakref
 
 import numpy as np
 from procset import ProcSet
@@ -210,6 +213,9 @@ class ReservationTracker:
         # on, reservations only end, so free hosts only grow.
         self._last_start = self.origin
         self._version = 0  # bumped by every change, to trust fresh slots
+        # True while the step function and the records are another tracker's
+        # (a ``RunningJobsTracker.at`` copy that changed nothing yet).
+        self._borrowed = False
         # Earliest start found per request while the tracker only gained
         # reservations: the same request cannot start earlier any more.
         self._found: dict[tuple, float] = {}
@@ -371,6 +377,7 @@ class ReservationTracker:
         at = max(float(at), self.origin)
         if at >= record.end:
             return
+        self._own()
         if at <= max(record.start, self.origin):
             self.cancel(key)
             return
@@ -383,6 +390,7 @@ class ReservationTracker:
 
     def cancel(self, key: Hashable) -> None:
         """Remove the reservation of ``key`` (e.g. a queued job withdrawn)."""
+        self._own()
         record = self._records.pop(key)
         self._give_back(record, max(record.start, self.origin))
         self._version += 1
@@ -461,6 +469,7 @@ class ReservationTracker:
     def _book(self, key: Hashable, start: float, end: float, mask: int, bandwidth: dict) -> None:
         """Take ``mask`` and ``bandwidth`` over ``[start, end)`` (from the
         origin if ``start`` precedes it), unchecked."""
+        self._own()
         first, stop = self._split(max(start, self.origin)), self._split(end)
         keep = ~mask
         self._free[first:stop] = [free & keep for free in self._free[first:stop]]
@@ -471,6 +480,7 @@ class ReservationTracker:
         self._last_start = max(self._last_start, start)
 
     def _give_back(self, record: _Record, at: float) -> None:
+        self._own()
         first, stop = self._split(at), self._split(record.end)
         self._free[first:stop] = [free | record.mask for free in self._free[first:stop]]
         self._profile[1, first:stop] += record.mask.bit_count()
@@ -509,9 +519,18 @@ class ReservationTracker:
     def _merge(self, index: int) -> None:
         """Remove the breakpoint at segment ``index`` > 0, whose segment
         holds the same as the one before it."""
+        self._own()
         times, size = self._times, len(self._times)
         self._profile[:, index:size] = self._profile[:, index + 1:size + 1].copy()
         del times[index], self._free[index]
+
+    def _own(self) -> None:
+        """Copy what is borrowed before the first change."""
+        if self._borrowed:
+            self._times, self._free = list(self._times), list(self._free)
+            self._profile = self._profile[:, :len(self._times) + 1].copy()
+            self._records = dict(self._records)
+            self._borrowed = False
 
     def _grow(self, columns: int) -> None:
         capacity = self._profile.shape[1]
@@ -560,10 +579,11 @@ class RunningJobsTracker:
     same segments, free hosts and reservations.
 
     Costs, for S segments (at most one per distinct end): ``start`` and
-    ``end`` O(S); ``at`` O(S) plus O(S) per running job whose reservation
+    ``end`` O(S); ``at`` O(1) plus O(S) per running job whose reservation
     ends by ``now`` (past its estimate or walltime, re-planned by
-    ``RunningJob.held_until``) - against ``from_running``'s O(R log R)
-    Python work over all R running jobs in every round.
+    ``RunningJob.held_until``), and O(S) once if the round changes its
+    tracker - against ``from_running``'s O(R log R) Python work over all R
+    running jobs in every round; ``take_over`` O(1) per started job, no booking.
 
     Running jobs hold hosts only: bandwidth amounts added and subtracted
     round after round would drift, by rounding, from a rebuild's sums and
@@ -575,6 +595,9 @@ class RunningJobsTracker:
         self._jobs: dict[Hashable, RunningJob] = {}
         self._ending: dict[float, set] = {}  # finite end time -> keys of the records ending then
         self._overdue: set = set()  # keys held only OVERRUN_GRACE past the origin
+        # The last ``at`` copy, while the base is unchanged: it borrows the
+        # base's data until it changes something (most rounds change nothing).
+        self._lent: weakref.ref[ReservationTracker] | None = None
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -586,6 +609,7 @@ class RunningJobsTracker:
                              "RunningJobsTracker keeps hosts only")
         if job.key in self._jobs:
             raise KeyError(f"running job {job.key!r} listed twice")
+        self._return_lent()
         base = self._base
         mask = base._mask(job.hosts)
         # Every running job holds the first segment, so a clash shows there.
@@ -600,26 +624,61 @@ class RunningJobsTracker:
     def end(self, key: Hashable) -> None:
         """The job behind ``key`` no longer runs."""
         del self._jobs[key]
+        self._return_lent()
         self._overdue.discard(key)
         self._let_go(key)
+
+    def take_over(self, planned: ReservationTracker, jobs: list[RunningJob]) -> bool:
+        """Start ``jobs`` at the origin when ``planned``, the ``at`` copy of
+        the round that started them, already books them as ``start`` would
+        and holds nothing else new (no delayed reservation, release or
+        cancel): it then becomes the base, and the jobs are not booked a
+        second time (each booking costs O(S)). Whether it did; if not,
+        nothing changed and the caller starts them one by one."""
+        base = self._base
+        if (self._lent is None or planned is not self._lent() or planned._version != len(jobs)
+                or len(planned._records) != len(base._records) + len(jobs)):
+            return False
+        for job in jobs:
+            record = planned._records.get(job.key)
+            if (record is None or job.key in self._jobs or job.bandwidth or job.start != base.origin
+                    or record.start != base.origin or record.end != job.held_until(base.origin)
+                    or record.mask != base._mask(job.hosts)):
+                return False
+        planned._own()
+        planned._found = {}
+        self._base, self._lent = planned, None
+        for job in jobs:
+            self._jobs[job.key] = job
+            self._note_end(job)
+        return True
 
     def at(self, now: float) -> ReservationTracker:
         """The running jobs' tracker at origin ``now`` (not before the last
         one asked for), for one round to plan on; changing it leaves this
-        object as it was."""
+        object as it was, and the other way round. It shares this object's
+        data until either changes, so a round that starts and plans nothing
+        costs no copy."""
         now = float(now)
         base = self._base
         if now < base.origin:
             raise ValueError(f"time went back: tracker at {base.origin}, asked for {now}")
+        self._return_lent()
         if now > base.origin:
             self._advance(now)
         copy = ReservationTracker.__new__(ReservationTracker)
         copy.__dict__.update(base.__dict__)
-        copy._times, copy._free = list(base._times), list(base._free)
-        copy._profile = base._profile[:, :len(base._times) + 1].copy()
-        copy._records = dict(base._records)
-        copy._version, copy._found = 0, {}
+        copy._version, copy._found, copy._borrowed = 0, {}, True
+        self._lent = weakref.ref(copy)
         return copy
+
+    def _return_lent(self) -> None:
+        """The base is about to change: the copy lent last, if still in use
+        and unchanged, takes its own data."""
+        lent = self._lent() if self._lent is not None else None
+        if lent is not None:
+            lent._own()
+        self._lent = None
 
     def _advance(self, now: float) -> None:
         """Move the origin to ``now``: segments before it go, and so do the
@@ -646,13 +705,18 @@ class RunningJobsTracker:
 
     def _hold(self, job: RunningJob) -> None:
         base = self._base
-        bound = job.bound_after(base.origin)
-        if bound is None:
+        base._book(job.key, min(job.start, base.origin), self._note_end(job), base._mask(job.hosts), {})
+
+    def _note_end(self, job: RunningJob) -> float:
+        """The end of ``job``'s reservation from the origin, noted where the
+        next ``_advance`` looks for the jobs to hold anew."""
+        origin = self._base.origin
+        if job.bound_after(origin) is None:
             self._overdue.add(job.key)
-        end = job.held_until(base.origin)
+        end = job.held_until(origin)
         if end != math.inf:
             self._ending.setdefault(end, set()).add(job.key)
-        base._book(job.key, min(job.start, base.origin), end, base._mask(job.hosts), {})
+        return end
 
     def _let_go(self, key: Hashable) -> None:
         """Free what ``key`` holds and drop the breakpoint at its end if no

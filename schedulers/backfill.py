@@ -169,10 +169,19 @@ class QueueScheduler(BatsimScheduler):
         """EXECUTE_JOB's storage_mapping (see ``batio.jobio``)."""
         return job_storage_mapping(job, self.bs)
 
-    def start(self, plan: RoundPlan, now: float) -> None:
-        """Execute the jobs a round decided to start now."""
-        for job, hosts in plan.started:
-            self.mark_running(job, hosts, now)
+    def start(self, plan: RoundPlan, now: float, planned_on: ReservationTracker | None = None) -> None:
+        """Execute the jobs a round decided to start now. ``planned_on``, the
+        tracker the round planned on (``running_tracker_at``), lets the
+        running jobs' tracker take its bookings of these starts over rather
+        than book them again (``RunningJobsTracker.take_over``)."""
+        tracker = self.running_tracker
+        started = [RunningJob(job.id, now, hosts, time_limit(job)) for job, hosts in plan.started]
+        if tracker is not None and planned_on is not None and started and tracker.take_over(planned_on, started):
+            for job, hosts in plan.started:
+                self.note_running(job, hosts, now)
+        else:
+            for job, hosts in plan.started:
+                self.mark_running(job, hosts, now)
         self.execute(plan)
 
     def execute(self, plan: RoundPlan) -> None:
@@ -195,10 +204,15 @@ class QueueScheduler(BatsimScheduler):
 
     def mark_running(self, job: Job, hosts: ProcSet, start: float) -> None:
         """``job`` runs on ``hosts`` since ``start``."""
-        job.allocation = hosts
-        self.running[job.id] = (job, start)
+        self.note_running(job, hosts, start)
         if self.running_tracker is not None:
             self.running_tracker.start(RunningJob(job.id, start, hosts, time_limit(job)))
+
+    def note_running(self, job: Job, hosts: ProcSet, start: float) -> None:
+        """``job`` runs on ``hosts`` since ``start``, as the running jobs'
+        tracker already knows."""
+        job.allocation = hosts
+        self.running[job.id] = (job, start)
 
     def running_tracker_at(self, now: float) -> ReservationTracker:
         """The running jobs' reservation tracker at origin ``now``."""
@@ -331,7 +345,7 @@ class Backfill(QueueScheduler):
             Q = sorted(self.waiting, key=lambda job: self.priority_key(job, now))
         plan = backfill(RT, Q, now, self.backfill_max, self.planned_duration,
                         lambda job: self.bandwidth_need(job, now))
-        self.start(plan, now)
+        self.start(plan, now, RT)
         if not self.waiting:
             self.waiting_in_order = True
         return plan

@@ -16,7 +16,7 @@ HOSTS = ProcSet((0, 2), (5, 6), 9, (12, 15))  # gaps between ids exercise the id
 def state(tracker):
     """Everything a round's answers depend on."""
     size = len(tracker._times)
-    return (tracker.origin, tracker._times, tracker._free, tracker._profile[:, :size + 1].tolist(),
+    return (tracker.origin, list(tracker._times), list(tracker._free), tracker._profile[:, :size + 1].tolist(),
             {key: (r.start, r.end, r.hosts, dict(r.bandwidth)) for key, r in tracker.reservations().items()})
 
 
@@ -36,6 +36,7 @@ operations = st.lists(st.one_of(
               limits, st.one_of(st.none(), st.integers(1, 8).map(float))),
     st.tuples(st.just("end"), st.integers(0, 50)),
     st.tuples(st.just("plan"), st.integers(1, 6), st.integers(1, 10).map(float)),
+    st.tuples(st.just("round"), st.lists(st.integers(1, 4), min_size=1, max_size=3), limits, st.booleans()),
 ), max_size=40)
 
 
@@ -44,6 +45,8 @@ operations = st.lists(st.one_of(
 def test_incremental_tracker_equals_a_rebuild_after_any_starts_and_ends(steps):
     now = 0.0
     incremental, running, key = RunningJobsTracker(HOSTS, now), {}, 0
+    kept = incremental.at(now)  # a round's copy kept for later: nothing done since may change it
+    kept_state = state(kept)
     for operation, *arguments in steps:
         if operation == "advance":
             # Not asked for yet: jobs may start after the tracker's origin.
@@ -64,6 +67,27 @@ def test_incremental_tracker_equals_a_rebuild_after_any_starts_and_ends(steps):
             gone = sorted(running)[arguments[0] % len(running)]
             incremental.end(gone)
             del running[gone]
+        elif operation == "round":
+            # A round starts jobs now on its copy (and may plan one later);
+            # the kept tracker takes the copy over or starts them anew.
+            sizes, walltime, delayed = arguments
+            round_tracker, started = incremental.at(now), []
+            for size in sizes:
+                slot = round_tracker.earliest_start(size, walltime, latest=now)
+                if slot is not None:
+                    round_tracker.reserve(key, slot, walltime)
+                    started.append(RunningJob(key, now, slot.hosts, walltime))
+                    key += 1
+            if delayed:
+                slot = round_tracker.earliest_start(len(HOSTS), 1.0)
+                if slot is not None:
+                    round_tracker.reserve("planned", slot, 1.0)
+            taken = incremental.take_over(round_tracker, started)
+            assert taken == ("planned" not in round_tracker)
+            if not taken:
+                for job in started:
+                    incremental.start(job)
+            running.update((job.key, job) for job in started)
         else:
             # A round plans on its copy; the kept tracker must not see it.
             nb_hosts, duration = arguments
@@ -77,6 +101,26 @@ def test_incremental_tracker_equals_a_rebuild_after_any_starts_and_ends(steps):
                 round_tracker.release(some, now + 0.25)
                 round_tracker.cancel(some)
         assert_same_as_rebuilt(incremental, running, now)
+        assert state(kept) == kept_state
+        if operation == "advance" or len(running) % 2:
+            kept = incremental.at(now)
+            kept_state = state(kept)
+
+
+def test_a_round_s_tracker_is_taken_over_only_while_the_kept_one_is_unchanged():
+    incremental = RunningJobsTracker(HOSTS, 0.0)
+    stale = incremental.at(0.0)
+    stale.reserve("a", stale.earliest_start(1, 10.0), 10.0)
+    incremental.start(RunningJob("b", 0.0, ProcSet(15), 5.0))
+    # The copy predates "b": taking it over would lose b.
+    assert not incremental.take_over(stale, [RunningJob("a", 0.0, ProcSet(0), 10.0)])
+    fresh = incremental.at(0.0)
+    fresh.reserve("a", fresh.earliest_start(1, 10.0), 10.0)
+    # Booked for 10 s, announced for 20 s: not what ``start`` would book.
+    assert not incremental.take_over(fresh, [RunningJob("a", 0.0, ProcSet(0), 20.0)])
+    assert incremental.take_over(fresh, [RunningJob("a", 0.0, ProcSet(0), 10.0)])
+    assert_same_as_rebuilt(incremental, {"a": RunningJob("a", 0.0, ProcSet(0), 10.0),
+                                         "b": RunningJob("b", 0.0, ProcSet(15), 5.0)}, 0.0)
 
 
 def test_running_jobs_are_re_held_as_they_pass_estimate_walltime_and_grace():

@@ -312,7 +312,7 @@ class Catios(DemandAware):
             # Otherwise j is deferred: check the next job.
         for j, _ in plan.reserved:  # replanned next round
             self.load.remove(planned(j.id))
-        self.start(plan, now)
+        self.start(plan, now, RT)
         self.call_back(now, plan)
         return plan
 

@@ -320,7 +320,7 @@ class Equilibrio(Backfill):
         plan = backfill(RT, walk, current_time, self.backfill_max, self.planned_duration,
                         lambda job: self.bandwidth_need(job, current_time), eligible=walk.eligible,
                         on_start=walk.admit, first_fit=self.backfill_rule == "poster")
-        self.start(plan, current_time)
+        self.start(plan, current_time, RT)
         return plan
 
     def keeps_balance(self, c: Job) -> bool:
