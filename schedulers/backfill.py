@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 import math
-from typing import Any
+from typing import Any, Protocol
 
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
@@ -78,9 +78,20 @@ class RoundPlan:
     reserved: list[tuple[Job, Slot]] = field(default_factory=list)
 
 
-def backfill(RT: ReservationTracker, Q: Iterable[Job], t_now: float, backfill_max: float,
+class Capacity(Protocol):
+    """What ``backfill`` asks of its tracker: ``ReservationTracker``, or a
+    policy's tracker that adds a resource to it (``AdaptiveTracker``,
+    ``HostsAndDemand``); ``need`` is whatever the policy's ``r(j)`` returns."""
+
+    def earliest_start(self, nb_hosts: int, duration: float, need: Any, after: float,
+                       latest: float | None = None) -> Slot | None: ...
+
+    def reserve(self, key: str, slot: Slot, duration: float, need: Any) -> None: ...
+
+
+def backfill(RT: Capacity, Q: Iterable[Job], t_now: float, backfill_max: float,
              L: Callable[[Job], float],
-             r: Callable[[Job], Mapping[str, float]],
+             r: Callable[[Job], Any],
              eligible: Callable[[Job], bool] | None = None,
              on_start: Callable[[Job, ProcSet], None] | None = None,
              first_fit: bool = False) -> RoundPlan:

@@ -97,7 +97,7 @@ import numpy as np
 
 from batio.options import Option, OptionError
 from batio.reservation import ReservationTracker, Slot
-from batio.schedulers.backfill import QUEUE_ORDERS, QueueScheduler, RoundPlan, time_limit
+from batio.schedulers.backfill import QUEUE_ORDERS, QueueScheduler, RoundPlan, backfill, time_limit
 from batio.schedulers.catios.demandload import DemandLoad, clip
 from batio.schedulers.catios.iodemand import command_of, demand_of
 from batio.schedulers.catios.matcher import BACKENDS, CommandMatcher
@@ -267,49 +267,19 @@ class Catios(DemandAware):
                        key=lambda i: (P[i], QUEUE_ORDERS["fcfs"](self.waiting[i])))
         return [self.waiting[i] for i in order]
 
-    def earliest_start(self, RT: ReservationTracker, job: Job, now: float) -> Slot | None:
-        """The first deferred job's reservation: the earliest start where its
-        hosts are free over its walltime and A[t] <= B over its window,
-        alternating between the two checks until they agree (as paper 000's
-        Algorithm 4 does between nodes and bandwidth)."""
-        D, L, t = self.D(job), time_limit(job), now
-        while True:
-            slot = RT.earliest_start(job.requested_resources, L, after=t)
-            if slot is None:
-                return None
-            t = self.load.earliest_fit(D, slot.start, self.B)
-            if t == slot.start:
-                return slot
-            if t == math.inf:
-                return None
-
     # -- one round -------------------------------------------------------
 
     def schedule(self) -> RoundPlan:
+        """The queue action: in priority order, start each job that passes
+        the resource availability check now, else defer it; with
+        ``reserve_first``, the first deferred job gets a reservation
+        (BackfillMax 1), without, the poster's greedy pass goes on past it
+        (BackfillMax 0, first fit)."""
         now = self.bs.time()
         self.load.advance(now)
         RT = self.running_tracker_at(now)
-        plan = RoundPlan()
-        for j in self.prioritised(now):
-            D, L = self.D(j), time_limit(j)
-            # Resource availability check: A[t] <= B on [t0, t0 + n - 1] and
-            # hosts over the walltime. The I/O check goes before the search
-            # for hosts: it refuses most candidates on a busy file system,
-            # and costs less.
-            slot = None
-            if RT.free_host_count(now) >= j.requested_resources and self.load.fits(D, now, self.B):
-                slot = RT.earliest_start(j.requested_resources, L, after=now, latest=now)
-            if slot is not None:
-                RT.reserve(j.id, slot, L)
-                self.load.add(j.id, D, now)
-                plan.started.append((j, slot.hosts))
-            elif self.reserve_first and not plan.reserved:
-                slot = self.earliest_start(RT, j, now)
-                if slot is not None:
-                    RT.reserve(j.id, slot, L)
-                    self.load.add(planned(j.id), D, slot.start)
-                    plan.reserved.append((j, slot))
-            # Otherwise j is deferred: check the next job.
+        plan = backfill(HostsAndDemand(RT, self.load, self.B), self.prioritised(now), now,
+                        1 if self.reserve_first else 0, time_limit, self.D, first_fit=True)
         for j, _ in plan.reserved:  # replanned next round
             self.load.remove(planned(j.id))
         self.start(plan, now, RT)
@@ -341,6 +311,45 @@ class Catios(DemandAware):
         self.clipped.pop(job.id, None)
         if job.id in self.load:
             self.load.remove(job.id, at=self.bs.time())
+
+
+class HostsAndDemand:
+    """The resource availability check (poster, "Time-resolved I/O
+    simulation") as ``backfill`` sees one tracker: the hosts of the running
+    jobs' tracker ``RT`` over the walltime, and A[t] = load[t] + D[t - t0]
+    <= B over the window of D; a request's need is its D. A job that starts
+    adds its D to ``load`` under its id, a reserved one under
+    ``planned(id)``."""
+
+    def __init__(self, RT: ReservationTracker, load: DemandLoad, B: float):
+        self.RT, self.load, self.B = RT, load, B
+
+    def earliest_start(self, nb_hosts: int, duration: float, D: np.ndarray,
+                       after: float, latest: float | None = None) -> Slot | None:
+        """The earliest start from ``after`` where both hold (None if none
+        by ``latest``), alternating between the two checks until they agree
+        (as paper 000's Algorithm 4 does between nodes and bandwidth)."""
+        RT, t = self.RT, after
+        if latest is not None and latest <= t:
+            # Can it start now? The I/O check goes before the search for
+            # hosts: it refuses most candidates on a busy file system, and
+            # costs less.
+            if RT.free_host_count(t) >= nb_hosts and self.load.fits(D, t, self.B):
+                return RT.earliest_start(nb_hosts, duration, after=t, latest=t)
+            return None
+        while True:
+            slot = RT.earliest_start(nb_hosts, duration, after=t)
+            if slot is None:
+                return None
+            t = self.load.earliest_fit(D, slot.start, self.B)
+            if t == slot.start:
+                return slot if latest is None or t <= latest else None
+            if t == math.inf:
+                return None
+
+    def reserve(self, key: str, slot: Slot, duration: float, D: np.ndarray) -> None:
+        self.RT.reserve(key, slot, duration)
+        self.load.add(key if slot.start == self.RT.origin else planned(key), D, slot.start)
 
 
 def normalised(values: list[float]) -> list[float]:
