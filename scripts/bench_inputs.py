@@ -24,9 +24,9 @@ def platform_xml(nb_hosts=NB_HOSTS):
 """
 
 
-def delay_workload(count, delay=60.0, interval=0.05):
+def delay_workload(count, delay=60.0, interval=0.05, nb_hosts=NB_HOSTS):
     jobs = [{"id": i, "subtime": i * interval, "walltime": 1000, "res": 1, "profile": "d"} for i in range(count)]
-    return {"nb_res": NB_HOSTS, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": delay}}}
+    return {"nb_res": nb_hosts, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": delay}}}
 
 
 def pfs_workload(count):

@@ -1,32 +1,35 @@
 """Benchmark of how a run's cost grows with its number of jobs (issue 19).
 
-One-host delay jobs arriving every 0.05 s for 60 s each on the 1,098-host
-platform of ``bench_inputs``, so the queue keeps growing, scheduled by a
-batio policy (default ``fcfs``) on the embedded engine, in-process. Prints,
-per job count, the wall time, the scheduler's share (``scheduling_time`` of
-``_schedule.csv``; the rest is the engine's) and the wall and CPU time per
-1,000 jobs, then the largest ratio of two per-1,000-job times. Goal: flat within 25 % from 1,000 to 100,000
-jobs. Not a test: ratios measured in one run on one machine.
+One-host delay jobs arriving every 0.05 s for 60 s each, scheduled by a
+batio policy (default ``fcfs``) on the embedded engine, in-process. On the
+default 100 compute hosts the platform is full from the 100th job on,
+whatever the job count, and the queue grows to nearly every job (99,900
+waiting at 100,000 jobs): what changes between counts is the number of
+jobs, not how many run at once. ``--hosts 1098`` is the platform of
+``bench_inputs`` that issue 19 measured on: there the 1,000-job point never
+fills the platform (about 500 jobs run at once, 1,098 from 1,100 jobs on),
+and each simulated event costs in proportion to the jobs running, in real
+Batsim too (docs/performance.md).
 
-    .venv/bin/python scripts/bench_scaling.py [--jobs 1000,10000,100000] [--scheduler fcfs] [--batsim]
+Prints, per job count, the wall time, the scheduler's share
+(``scheduling_time`` of ``_schedule.csv``; the rest is the engine's) and the
+wall and CPU time per 1,000 jobs, then the largest ratio of two
+per-1,000-job times. Goal: flat within 25 % from 1,000 to 100,000 jobs.
+Not a test: ratios measured in one run on one machine.
+
+    .venv/bin/python scripts/bench_scaling.py [--jobs 1000,10000,100000] [--hosts 100] [--scheduler fcfs] [--batsim]
 
 ``--batsim`` runs each count on real Batsim too (ZeroMQ, the scheduler in
 pybatsim), to tell the simulator's own growth from batio's.
 
-Measured 2026-11-24 (commit 96b2710; 2 cores shared with other work, load
-3-5), default arguments and --batsim, one run; docs/performance.md has the
-table and what it means:
+Measured 2026-11-25 (commit 222a297, quiet machine), one run each;
+docs/performance.md has the tables and what they mean:
 
-    jobs     embedded s/1000 (CPU)   real Batsim s/1000
-    1,000       4.47 (2.98)               2.86
-    10,000      6.42 (4.08)               3.74
-    100,000     6.06 (4.01)               6.82
-    largest / smallest: 1.44 wall, 1.37 CPU (goal <= 1.25: not met); real Batsim 2.39
-
-The scheduler took 118 s of the 606 s at 100,000 jobs (312 s at d424a32,
-when every round sorted the waiting queue, up to about 8,500 jobs); the
-engine's cost per event grows with the jobs running at once, as real
-Batsim's does.
+    jobs      s per 1,000 (CPU), 100 hosts    s per 1,000 (CPU), 1,098 hosts
+    1,000          3.79 (3.15)                     4.42 (3.84)
+    10,000         3.35 (2.67)                     5.72 (4.90)
+    100,000        3.26 (2.60)                     5.45 (4.68)
+    largest / smallest: 1.16 wall (goal <= 1.25: met) 1.29 wall (not met)
 """
 
 import argparse
@@ -52,6 +55,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", default="1000,10000,100000", help="comma-separated job counts")
     parser.add_argument("--scheduler", default="fcfs")
+    parser.add_argument("--hosts", type=int, default=100,
+                        help="compute hosts of the platform: as many jobs run at once, once it is full")
     parser.add_argument("--batsim", action="store_true",
                         help="also run each count on real Batsim (a `batsim` binary on PATH), same scheduler")
     args = parser.parse_args()
@@ -65,10 +70,10 @@ def main():
     cpu_per_thousand = []
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)
-        (out / "platform.xml").write_text(platform_xml())
+        (out / "platform.xml").write_text(platform_xml(args.hosts))
         for count in counts:
             workload = out / f"delay{count}.json"
-            workload.write_text(json.dumps(delay_workload(count)))
+            workload.write_text(json.dumps(delay_workload(count, nb_hosts=args.hosts)))
             for engine in engines:
                 spec = RunSpec(str(out / "platform.xml"), [str(workload)], str(scheduler),
                                str(out / f"{engine}{count}"), options=options,
