@@ -50,10 +50,10 @@ from dataclasses import dataclass, field
 import random
 
 from batsim.batsim import Job
+from procset import ProcSet
 
 from batio.options import Option
-from batio.reservation import ReservationTracker
-from batio.schedulers.backfill import QueueScheduler, RoundPlan, job_id_key, time_limit
+from batio.schedulers.backfill import QueueScheduler, RoundPlan, backfill, job_id_key, time_limit
 from batio.schedulers.list_vs_pack.ioList import PeriodicJobInfo, bandwidth_option
 
 VARIANTS = ("Random", "Max", "Char")
@@ -157,7 +157,6 @@ class IoPack(QueueScheduler):
 
     def schedule(self) -> RoundPlan:
         now = self.bs.time()
-        RT = self.running_tracker_at(now)
         self.packs = self.build(self.waiting)
         plan = RoundPlan()
         if not self.running and self.packs:
@@ -168,18 +167,18 @@ class IoPack(QueueScheduler):
             self.pack_number += 1
             pack = self.packs.pop(0)
             self.current_pack = {job.id for job in pack.jobs}
-            for job in pack.jobs:
-                self._admit(plan, RT, job, now, backfilled=False)
+            plan = self.admit(pack.jobs, now, backfilled=False)
         if self.backfill_enabled and self.packs and self.current_pack & set(self.running):
-            self._backfill(plan, RT, now)
-        self.execute(plan)
+            backfilled = self.fill_idle_hosts(now)
+            plan = RoundPlan(plan.started + backfilled.started)
         return plan
 
-    def _backfill(self, plan: RoundPlan, RT: ReservationTracker, now: float) -> None:
-        """Fill the running pack's idle hosts with jobs of later packs
-        (section "Backfilling": "we can see if an application fits in the
-        free space"): free hosts now, planned to end before the pack, and
-        within the pack's average constraint for the time it has left."""
+    def fill_idle_hosts(self, now: float) -> RoundPlan:
+        """Fill the running pack's idle hosts with jobs of later packs, in
+        pack order (section "Backfilling": "we can see if an application
+        fits in the free space"): free hosts now, planned to end before the
+        pack, and within the pack's average constraint for the time it has
+        left."""
         info = self.info
         pack_end = max(info.predicted_end(job, start, now)
                        for job, start in self.running.values() if job.id in self.current_pack)
@@ -188,26 +187,38 @@ class IoPack(QueueScheduler):
         planned_io = sum(info.need(job) * max(0.0, min(info.predicted_end(job, start, now), pack_end) - now)
                          for job, start in self.running.values())
         budget = self.bandwidth * left - planned_io
-        for pack in self.packs:
-            for job in list(pack.jobs):
-                if (info.duration(job) <= left and info.volume(job) <= budget * (1 + _TOLERANCE)
-                        and self._admit(plan, RT, job, now, backfilled=True)):
-                    budget -= info.volume(job)
-                    pack.jobs.remove(job)
-        self.packs = [pack for pack in self.packs if pack.jobs]
 
-    def _admit(self, plan: RoundPlan, RT: ReservationTracker, job: Job, now: float, backfilled: bool) -> bool:
-        """Start ``job`` now on the lowest-numbered free hosts, if enough are
-        free (running from now on, so that a backfill in the same round sees
-        it); whether it started."""
-        slot = RT.earliest_start(job.requested_resources, time_limit(job), after=now, latest=now)
-        if slot is None:
-            return False
-        RT.reserve(job.id, slot, time_limit(job))
-        self.mark_running(job, slot.hosts, now)
-        self.bs.set_job_metadata(job.id, f"pack={self.pack_number};backfilled={int(backfilled)}")
-        plan.started.append((job, slot.hosts))
-        return True
+        def fits_the_pack(job: Job) -> bool:
+            return info.duration(job) <= left and info.volume(job) <= budget * (1 + _TOLERANCE)
+
+        def spend(job: Job, hosts) -> None:
+            nonlocal budget
+            budget -= info.volume(job)
+
+        plan = self.admit([job for pack in self.packs for job in pack.jobs], now, backfilled=True,
+                          eligible=fits_the_pack, on_start=spend)
+        started = {job.id for job, _ in plan.started}
+        for pack in self.packs:
+            pack.jobs = [job for job in pack.jobs if job.id not in started]
+        self.packs = [pack for pack in self.packs if pack.jobs]
+        return plan
+
+    def admit(self, jobs: list[Job], now: float, backfilled: bool,
+              eligible: Callable[[Job], bool] | None = None,
+              on_start: Callable[[Job, ProcSet], None] | None = None) -> RoundPlan:
+        """Start, in order, those of ``jobs`` that are ``eligible`` and fit
+        on the free hosts now, each on the lowest-numbered ones (Algorithm 1
+        with BackfillMax 0, first fit), marked with their pack."""
+        def tag(job: Job, hosts: ProcSet) -> None:
+            self.bs.set_job_metadata(job.id, f"pack={self.pack_number};backfilled={int(backfilled)}")
+            if on_start is not None:
+                on_start(job, hosts)
+
+        RT = self.running_tracker_at(now)
+        plan = backfill(RT, jobs, now, 0, time_limit, lambda job: {}, eligible=eligible, on_start=tag,
+                        first_fit=True)
+        self.start(plan, now, RT)
+        return plan
 
     def job_left(self, job: Job) -> None:
         super().job_left(job)
