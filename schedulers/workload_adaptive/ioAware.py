@@ -67,7 +67,7 @@ from batsim.batsim import Job
 from procset import ProcSet
 
 from batio.options import Option, OptionError
-from batio.reservation import ReservationTracker, RunningJob
+from batio.reservation import RunningJob
 from batio.schedulers.backfill import Backfill, time_limit
 from batio.schedulers.workload_adaptive.estimator import (
     DEFAULT_DECAY,
@@ -147,7 +147,9 @@ class IoAware(Backfill):
 
     def running_jobs(self, now: float) -> list[RunningJob]:
         """Algorithm 2, lines 3-8: running jobs with their hosts and full r_j
-        over [b_j, b_j + L_j), plus the unexplained measured throughput."""
+        over [b_j, b_j + L_j), plus the unexplained measured throughput.
+        ``Backfill.initialize_reservation_tracker`` builds Algorithm 2's
+        tracker from them (it holds both NT and LT)."""
         running = []
         for job, b_j in self.running.values():
             r_j = self.estimate(job).rate
@@ -162,11 +164,6 @@ class IoAware(Backfill):
                 running.append(RunningJob(R_NOW_KEY, now, ProcSet(), until - now,
                                           bandwidth={LUSTRE: R_now - sum_r}))
         return running
-
-    def initialize_reservation_tracker(self, now: float) -> ReservationTracker:
-        """Algorithm 2 (the tracker holds both NT and LT)."""
-        return ReservationTracker.from_running(self.hosts, self.bandwidth_limits(now),
-                                               self.running_jobs(now), now)
 
     # -- pybatsim glue ---------------------------------------------------
 
