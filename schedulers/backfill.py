@@ -88,13 +88,15 @@ class Capacity(Protocol):
 
     def reserve(self, key: str, slot: Slot, duration: float, need: Any) -> None: ...
 
+    def free_host_count(self, at: float) -> int: ...
+
 
 def backfill(RT: Capacity, Q: Iterable[Job], t_now: float, backfill_max: float,
              L: Callable[[Job], float],
              r: Callable[[Job], Any],
              eligible: Callable[[Job], bool] | None = None,
              on_start: Callable[[Job, ProcSet], None] | None = None,
-             first_fit: bool = False) -> RoundPlan:
+             first_fit: bool = False, stop_when_full: bool = False) -> RoundPlan:
     """Algorithm 1, lines 3-14, on an initialised tracker ``RT`` and the
     sorted waiting queue ``Q``; ``L(j)`` is the time limit and ``r(j)`` the
     bandwidth need of job j. Mutates ``RT``.
@@ -104,10 +106,15 @@ def backfill(RT: Capacity, Q: Iterable[Job], t_now: float, backfill_max: float,
     before the next job is taken from ``Q`` (which may be an iterable that
     ranks the jobs left again); ``first_fit`` reads BackfillMax = 0 as
     Algorithm 1 does literally: past a job that cannot start, later jobs
-    that fit still start (where FCFS stops)."""
+    that fit still start (where FCFS stops); ``stop_when_full``, for a
+    queue whose every job needs a host, ends the round once BackfillMax
+    reservations are made and no host is free now: no later job could
+    start, and looking at each would cost the whole queue in every round."""
     plan = RoundPlan()
     backfill_count = 0
     for j in Q:
+        if stop_when_full and backfill_count >= backfill_max and RT.free_host_count(t_now) == 0:
+            break
         if eligible is not None and not eligible(j):
             continue
         L_j, r_j = L(j), r(j)
@@ -291,6 +298,9 @@ class Backfill(QueueScheduler):
         # at each submission; a queue set from outside is checked once.
         self.waiting_in_order = True
         self.checked_queue = self.waiting
+        # Waiting jobs asking for no host (Batsim accepts res = 0): they can
+        # start on a full machine, so a round may stop early only without them.
+        self.hostless: set[str] = set()
         # Unless a policy changes what running jobs hold (this class's hooks:
         # hosts alone, for their walltime), they are kept across rounds.
         self.holds_hosts_only = all(getattr(type(self), hook) is getattr(Backfill, hook) for hook in (
@@ -300,8 +310,14 @@ class Backfill(QueueScheduler):
         super().job_left(job)
         self.queue_keys.pop(job, None)
 
+    stops_when_full = True
+    """Whether a round ends once BackfillMax reservations are made and no host
+    is free (``backfill``'s ``stop_when_full``); false only for a reference."""
+
     def onJobSubmission(self, job):
         super().onJobSubmission(job)
+        if job.requested_resources == 0 and self.waiting and self.waiting[-1] is job:
+            self.hostless.add(job.id)
         queued = self.waiting[-2:]
         if (self.static_order and len(queued) == 2 and queued[1] is job
                 and self.queue_keys[job] < self.queue_keys[queued[0]]):
@@ -344,9 +360,11 @@ class Backfill(QueueScheduler):
     def schedule(self) -> RoundPlan:
         now = self.bs.time()
         RT = self.initialize_reservation_tracker(now)
-        if self.static_order and self.waiting is not self.checked_queue:
-            keys = [self.queue_keys[job] for job in self.waiting]
-            self.waiting_in_order = all(a <= b for a, b in zip(keys, keys[1:]))
+        if self.waiting is not self.checked_queue:  # a queue set from outside: checked once
+            self.hostless = {job.id for job in self.waiting if job.requested_resources == 0}
+            if self.static_order:
+                keys = [self.queue_keys[job] for job in self.waiting]
+                self.waiting_in_order = all(a <= b for a, b in zip(keys, keys[1:]))
             self.checked_queue = self.waiting
         if self.static_order and self.waiting_in_order:
             Q = self.waiting
@@ -355,7 +373,10 @@ class Backfill(QueueScheduler):
         else:
             Q = sorted(self.waiting, key=lambda job: self.priority_key(job, now))
         plan = backfill(RT, Q, now, self.backfill_max, self.planned_duration,
-                        lambda job: self.bandwidth_need(job, now))
+                        lambda job: self.bandwidth_need(job, now),
+                        stop_when_full=self.stops_when_full and not self.hostless)
+        if self.hostless:
+            self.hostless.difference_update(job.id for job, _ in plan.started)
         self.start(plan, now, RT)
         if not self.waiting:
             self.waiting_in_order = True

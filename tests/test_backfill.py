@@ -315,6 +315,48 @@ def test_queue_kept_in_order_plans_as_a_sorted_one(workload, backfill_max, order
     assert Backfill({}).static_order and not SortingBackfill({}).static_order
 
 
+class ScanningBackfill(Backfill):
+    """Backfill looking at every waiting job in every round, even with no
+    host free past BackfillMax: the reference for the round that stops."""
+
+    stops_when_full = False
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(1, 10), st.integers(0, 30), st.floats(0.1, 1.0)),
+                min_size=1, max_size=25),
+       st.sampled_from([0, 1, 2, None]), st.sampled_from(["fcfs", "sjf", "ljf"]))
+def test_a_round_stopped_on_a_full_machine_plans_as_one_that_looks_at_every_job(workload, backfill_max, order):
+    # Jobs asking for no host (Batsim accepts res = 0) start even on a full machine.
+    options = {"backfill_max": backfill_max, "order": order}
+    assert (plans_of(Backfill, options, make_jobs(workload, exact=False))
+            == plans_of(ScanningBackfill, options, make_jobs(workload, exact=False)))
+
+
+def test_past_backfill_max_a_full_machine_ends_the_round_without_looking_at_the_queue():
+    sched = scheduler(2, backfill_max=1)
+    for i in range(2):
+        sched.mark_running(job(f"R{i}", 1, 10), ProcSet(i), 0.0)
+    sched.waiting = [job(i, 1, 5, submit=1.0) for i in range(1000)]
+    calls = []
+    tracker_at = sched.running_tracker.at
+
+    def counting_tracker(now):
+        tracker = tracker_at(now)
+        earliest_start = tracker.earliest_start
+        tracker.earliest_start = lambda *args, **kwargs: calls.append(args) or earliest_start(*args, **kwargs)
+        return tracker
+
+    sched.running_tracker.at = counting_tracker
+    sched.bs.now = 1.0
+    plan = sched.schedule()
+    assert [(j.id, slot.start) for j, slot in plan.reserved] == [("w0!0", 10.0)] and not plan.started
+    assert len(calls) == 1  # the head's reservation; nothing else could start
+    sched.waiting.append(job("hostless", 0, 5, submit=1.0))
+    sched.waiting = list(sched.waiting)  # set from outside: the round finds the job without hosts
+    assert [j.id for j, _ in sched.schedule().started] == ["w0!hostless"]
+
+
 def test_running_jobs_set_around_mark_running_are_refused():
     sched = scheduler(4)
     running = job("R", 2, 10)

@@ -320,6 +320,9 @@ class AdaptiveTracker:
     def reservations(self):
         return self.RT.reservations()
 
+    def free_host_count(self, at: float) -> int:
+        return self.RT.free_host_count(at)
+
 
 # -- the scheduler ----------------------------------------------------------
 
