@@ -30,6 +30,10 @@ docs/performance.md has the tables and what they mean:
     10,000         3.35 (2.67)                     5.72 (4.90)
     100,000        3.26 (2.60)                     5.45 (4.68)
     largest / smallest: 1.16 wall (goal <= 1.25: met) 1.29 wall (not met)
+
+With ``--scheduler easy`` (100 hosts, commit bd642fd): 3.27, 3.34 and 3.29 s
+per 1,000 jobs (1.02); before bd642fd, EASY looked at every waiting job on
+a full machine, and 10,000 jobs took 146 s.
 """
 
 import argparse
