@@ -377,7 +377,6 @@ class ReservationTracker:
         at = max(float(at), self.origin)
         if at >= record.end:
             return
-        self._own()
         if at <= max(record.start, self.origin):
             self.cancel(key)
             return

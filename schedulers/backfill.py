@@ -57,6 +57,12 @@ QUEUE_ORDERS: dict[str, Callable[[Job], tuple]] = {
 }
 
 
+def as_running(job: Job, hosts: ProcSet, start: float) -> RunningJob:
+    """A job started on ``hosts`` at ``start`` as the running jobs' tracker
+    holds it: its hosts, for its time limit."""
+    return RunningJob(job.id, start, hosts, time_limit(job))
+
+
 class KeyCache(dict):
     """job -> key(job), computed on first use."""
 
@@ -193,8 +199,8 @@ class QueueScheduler(BatsimScheduler):
         running jobs' tracker take its bookings of these starts over rather
         than book them again (``RunningJobsTracker.take_over``)."""
         tracker = self.running_tracker
-        started = [RunningJob(job.id, now, hosts, time_limit(job)) for job, hosts in plan.started]
-        if tracker is not None and planned_on is not None and started and tracker.take_over(planned_on, started):
+        if tracker is not None and planned_on is not None and plan.started and tracker.take_over(
+                planned_on, [as_running(job, hosts, now) for job, hosts in plan.started]):
             for job, hosts in plan.started:
                 self.note_running(job, hosts, now)
         else:
@@ -224,7 +230,7 @@ class QueueScheduler(BatsimScheduler):
         """``job`` runs on ``hosts`` since ``start``."""
         self.note_running(job, hosts, start)
         if self.running_tracker is not None:
-            self.running_tracker.start(RunningJob(job.id, start, hosts, time_limit(job)))
+            self.running_tracker.start(as_running(job, hosts, start))
 
     def note_running(self, job: Job, hosts: ProcSet, start: float) -> None:
         """``job`` runs on ``hosts`` since ``start``, as the running jobs'

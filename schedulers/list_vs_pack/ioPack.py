@@ -170,7 +170,7 @@ class IoPack(QueueScheduler):
             plan = self.admit(pack.jobs, now, backfilled=False)
         if self.backfill_enabled and self.packs and self.current_pack & set(self.running):
             backfilled = self.fill_idle_hosts(now)
-            plan = RoundPlan(plan.started + backfilled.started)
+            plan = self.last_plan = RoundPlan(plan.started + backfilled.started)  # the whole round's
         return plan
 
     def fill_idle_hosts(self, now: float) -> RoundPlan:
