@@ -64,6 +64,8 @@ def main():
     parser.add_argument("--batsim", action="store_true",
                         help="also run each count on real Batsim (a `batsim` binary on PATH), same scheduler")
     args = parser.parse_args()
+    if args.hosts < 1:
+        parser.error(f"--hosts must be at least 1, got {args.hosts}")
     if args.batsim and shutil.which("batsim") is None:
         parser.error("--batsim needs a `batsim` binary (Batsim 4.2) on PATH")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
