@@ -73,6 +73,8 @@ import weakref
 import numpy as np
 from procset import ProcSet
 
+from batio.errors import InvalidValue
+
 OVERRUN_GRACE = 1.0
 """Seconds a running job already past its walltime still holds its hosts.
 
@@ -84,7 +86,7 @@ little longer only keeps them out of "now"; the next round replans anyway.
 _TOLERANCE = 1e-9  # relative: sums of float amounts may overshoot an exact fill
 
 
-class OverAllocation(ValueError):
+class OverAllocation(InvalidValue):
     """A reservation would double-book a host or exceed a bandwidth limit."""
 
 
@@ -236,7 +238,7 @@ class ReservationTracker:
         held = 0
         for job in running:
             if job.key in tracker._records:
-                raise KeyError(f"running job {job.key!r} listed twice")
+                raise InvalidValue(f"running job {job.key!r} listed twice")
             mask = tracker._mask(job.hosts)
             if held & mask:
                 raise OverAllocation(f"running job {job.key!r} and another running job both "
@@ -356,7 +358,7 @@ class ReservationTracker:
         with no change since, fits by construction and is not checked again.
         """
         if key in self._records:
-            raise KeyError(f"reservation {key!r} already exists")
+            raise InvalidValue(f"reservation {key!r} already exists")
         bandwidth = dict(bandwidth or {})
         start, end = max(slot.start, self.origin), slot.start + duration
         if slot._tracker is self and slot._query == (self._version, duration, tuple(bandwidth.items())):
@@ -364,7 +366,7 @@ class ReservationTracker:
         else:
             _check_duration(duration)
             if end <= start:
-                raise ValueError(f"reservation {key!r} ends at {end}, before the origin {self.origin}")
+                raise InvalidValue(f"reservation {key!r} ends at {end}, before the origin {self.origin}")
             mask = slot._mask if slot._tracker is self else self._mask(slot.hosts)
             self._check_fits(key, start, end, mask, bandwidth)
         self._book(key, start, end, mask, bandwidth)
@@ -492,9 +494,9 @@ class ReservationTracker:
             return []
         for name, need in bandwidth.items():
             if name not in self._row_of:
-                raise KeyError(f"unknown bandwidth resource {name!r}; known: {sorted(self._row_of)}")
+                raise InvalidValue(f"unknown bandwidth resource {name!r}; known: {sorted(self._row_of)}")
             if not need >= 0:
-                raise ValueError(f"bandwidth need for {name!r} must be >= 0, got {need!r}")
+                raise InvalidValue(f"bandwidth need for {name!r} must be >= 0, got {need!r}")
         return [(self._row_of[name], self._caps[self._row_of[name] - 2] - need)
                 for name, need in bandwidth.items()]
 
@@ -552,7 +554,7 @@ class ReservationTracker:
         for interval in _as_procset(hosts).intervals():
             block = bisect_right(self._intervals, (interval.inf, math.inf)) - 1
             if block < 0 or interval.sup > self._intervals[block][1]:
-                raise ValueError(f"hosts {_as_procset(hosts) - self.hosts} are not tracked "
+                raise InvalidValue(f"hosts {_as_procset(hosts) - self.hosts} are not tracked "
                                  f"(tracked: {self.hosts})")
             index = self._first_index[block] + interval.inf - self._intervals[block][0]
             mask |= ((1 << len(interval)) - 1) << index
@@ -604,10 +606,10 @@ class RunningJobsTracker:
     def start(self, job: RunningJob) -> None:
         """``job`` runs from now on (it started at or before the origin)."""
         if job.bandwidth:
-            raise ValueError(f"running job {job.key!r} has a bandwidth need; "
+            raise InvalidValue(f"running job {job.key!r} has a bandwidth need; "
                              "RunningJobsTracker keeps hosts only")
         if job.key in self._jobs:
-            raise KeyError(f"running job {job.key!r} listed twice")
+            raise InvalidValue(f"running job {job.key!r} listed twice")
         self._return_lent()
         base = self._base
         mask = base._mask(job.hosts)
@@ -661,7 +663,7 @@ class RunningJobsTracker:
         now = float(now)
         base = self._base
         if now < base.origin:
-            raise ValueError(f"time went back: tracker at {base.origin}, asked for {now}")
+            raise InvalidValue(f"time went back: tracker at {base.origin}, asked for {now}")
         self._return_lent()
         if now > base.origin:
             self._advance(now)
@@ -757,4 +759,4 @@ def _as_procset(hosts) -> ProcSet:
 
 def _check_duration(duration: float) -> None:
     if not duration > 0:
-        raise ValueError(f"duration must be > 0 (math.inf for no walltime), got {duration!r}")
+        raise InvalidValue(f"duration must be > 0 (math.inf for no walltime), got {duration!r}")

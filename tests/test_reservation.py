@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
+from batio.errors import InvalidValue
 from batio.reservation import (OVERRUN_GRACE, OverAllocation, ReservationTracker, RunningJob,
                                Slot)
 
@@ -297,16 +298,16 @@ def test_over_allocation_messages_name_the_culprits():
 
 def test_bad_requests_are_refused():
     tracker = ReservationTracker(ProcSet((0, 3)), {"io": 10.0})
-    with pytest.raises(KeyError, match="unknown bandwidth resource 'net'"):
+    with pytest.raises(InvalidValue, match="unknown bandwidth resource 'net'"):
         tracker.earliest_start(1, 10, {"net": 1.0})
-    with pytest.raises(ValueError, match="must be >= 0"):
+    with pytest.raises(InvalidValue, match="must be >= 0"):
         tracker.earliest_start(1, 10, {"io": -1.0})
-    with pytest.raises(ValueError, match="duration must be > 0"):
+    with pytest.raises(InvalidValue, match="duration must be > 0"):
         tracker.earliest_start(1, 0)
-    with pytest.raises(ValueError, match="not tracked"):
+    with pytest.raises(InvalidValue, match="not tracked"):
         tracker.reserve("a", Slot(0, ProcSet(7)), 10)
     tracker.reserve("a", Slot(0, ProcSet(0)), 10)
-    with pytest.raises(KeyError, match="already exists"):
+    with pytest.raises(InvalidValue, match="already exists"):
         tracker.reserve("a", Slot(20, ProcSet(0)), 10)
     assert tracker.earliest_start(5, 10) is None  # more hosts than tracked
     assert tracker.earliest_start(1, 10, {"io": 11.0}) is None  # need above the limit
@@ -344,7 +345,7 @@ def test_history_before_the_origin_is_not_kept():
     tracker.reserve("a", Slot(50, ProcSet(0)), 100)
     assert tracker.reservation("a").start == 100.0
     assert tracker.earliest_start(1, 10, after=0).start == 150.0
-    with pytest.raises(ValueError, match="before the origin"):
+    with pytest.raises(InvalidValue, match="before the origin"):
         tracker.reserve("b", Slot(0, ProcSet(0)), 100)
 
 

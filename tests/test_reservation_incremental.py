@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
+from batio.errors import InvalidValue
 from batio.reservation import (OVERRUN_GRACE, OverAllocation, ReservationTracker, RunningJob,
                                RunningJobsTracker)
 
@@ -142,10 +143,10 @@ def test_clashes_duplicates_bandwidth_and_going_back_are_refused():
     incremental.start(RunningJob("a", 0, ProcSet((0, 1)), 10))
     with pytest.raises(OverAllocation, match="'a'.*hosts 1"):
         incremental.start(RunningJob("b", 0, ProcSet((1, 2)), 10))
-    with pytest.raises(KeyError, match="twice"):
+    with pytest.raises(InvalidValue, match="twice"):
         incremental.start(RunningJob("a", 0, ProcSet(3), 10))
-    with pytest.raises(ValueError, match="bandwidth"):
+    with pytest.raises(InvalidValue, match="bandwidth"):
         incremental.start(RunningJob("c", 0, ProcSet(3), 10, bandwidth={"io": 1.0}))
     incremental.at(8.0)
-    with pytest.raises(ValueError, match="time went back"):
+    with pytest.raises(InvalidValue, match="time went back"):
         incremental.at(7.0)
