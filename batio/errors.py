@@ -53,3 +53,20 @@ class SchedulerError(BatioError):
 
 class EngineError(BatioError):
     """The engine could not start or run (port in use, missing binary...)."""
+
+
+def exits_on_error(main):
+    """A script's ``main`` that ends on a BatioError with one line on stderr
+    and exit status 2, as ``batio`` itself does, instead of a traceback."""
+    import functools
+    from pathlib import Path
+    import sys
+
+    @functools.wraps(main)
+    def guarded(*args, **kwargs):
+        try:
+            return main(*args, **kwargs)
+        except BatioError as error:
+            print(f"{Path(sys.argv[0]).name}: error: {error}", file=sys.stderr)
+            raise SystemExit(2) from None
+    return guarded

@@ -26,6 +26,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import logging
 import math
 import multiprocessing
 import os
@@ -44,6 +45,8 @@ from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
 from batio.engine.workload import json_problem, load_workload
 from batio.errors import BatioError, EngineError, InputError
 from batio.names import slug
+
+logger = logging.getLogger(__name__)
 
 ENGINES = ("embedded", "batsim", "docker")
 RESULTS_FILE = "results.csv"
@@ -603,8 +606,6 @@ def _worker_is_daemonic():
 @contextmanager
 def dask_client(workers=None, scheduler_address=None):
     """A Dask client on an existing cluster, or on a LocalCluster of ``workers`` processes."""
-    import logging
-
     import dask
     from dask.distributed import Client, LocalCluster
     cluster = None
@@ -737,6 +738,34 @@ def write_results(table, out):
     table.to_csv(temporary, index=False)
     os.replace(temporary, path)
     return path
+
+
+def read_results(out, config="CONFIG", *, partial=False):
+    """The policy runs of the sweep output folder ``out`` as ``gather``
+    tabulates them, split into (ok, failed) for a step that makes a paper's
+    tables and figures; each failed run is logged. ``results.csv``, or with
+    ``partial`` every run's ``result.json`` (a sweep writes ``results.csv``
+    only at its end: a partial sweep is then usable, without the reference
+    runs' I/O slowdown). ``seed`` is empty (<NA>) for a workload file;
+    ``error`` is "" for a run that did not fail. InputError, naming the
+    folder and the command to run, when it holds no run."""
+    out = Path(out)
+    if partial:
+        rows = [json.loads(path.read_text()) for path in sorted(out.glob(f"runs/*/{RESULT_FILE}"))]
+        table = pd.DataFrame([row for row in rows if row.get("kind") == "policy"])
+    elif (out / RESULTS_FILE).is_file():
+        table = pd.read_csv(out / RESULTS_FILE)
+    else:
+        table = pd.DataFrame()
+    if table.empty:
+        what = f"runs/*/{RESULT_FILE} of a policy run" if partial else RESULTS_FILE
+        raise InputError(out, f"no {what}: run `batio sweep {config} --out {out}` first")
+    table["error"] = table["error"].fillna("") if "error" in table else ""
+    table["seed"] = pd.array(table["seed"].where(table["seed"].notna(), None), dtype="Int64")
+    failed = table["status"] != "ok"
+    for row in table[failed].itertuples():
+        logger.warning("run %s (%s) failed: %s", row.run_id, row.policy, row.error)
+    return table[~failed].reset_index(drop=True), table[failed].reset_index(drop=True)
 
 
 def check_engines_answer(engines):

@@ -34,7 +34,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from batio.errors import exits_on_error
 from batio.schedulers.catios.iodemand import alone_rate, decode
+from batio.sweep import RESULTS_FILE, read_results
 from batio.workloads.catios import NB_NODES, NODE_BW, STORAGE_BW
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,17 +66,10 @@ def from_sweep(folders) -> pd.DataFrame:
     makespan and mean wait over FCFS-BF's on the same workload instance."""
     frames = []
     for folder in map(Path, folders):
-        table = folder / "results.csv"
-        if not table.is_file():
-            raise SystemExit(f"--from-sweep {folder}: no results.csv (run `batio sweep "
-                             f"scripts/sweeps/catios.yaml --out {folder}` first)")
-        runs = pd.read_csv(table)
-        for row in runs[runs["status"] != "ok"].itertuples():
-            print(f"FAILED {row.run_id}: {row.error}", file=sys.stderr)
-        runs = runs[runs["status"] == "ok"].copy()
+        runs, _ = read_results(folder, "scripts/sweeps/catios.yaml")
         unknown = set(runs["policy"]) - {BASELINE, *POLICIES, *(p + ORACLE for p in POLICIES)}
         if unknown:
-            raise SystemExit(f"{table}: policies {sorted(unknown)} are none of this script's: "
+            raise SystemExit(f"{folder / RESULTS_FILE}: policies {sorted(unknown)} are none of this script's: "
                              "label them as scripts/sweeps/catios.yaml does")
         measured = {name: calibration(json.loads((folder / "workloads" / Path(name).name).read_text()))
                     for name in runs["workload_file"].unique()}
@@ -175,6 +170,7 @@ def plot(summary: pd.DataFrame, path: Path) -> Path:
     return path
 
 
+@exits_on_error
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--from-sweep", nargs="+", metavar="DIR", required=True,

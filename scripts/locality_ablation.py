@@ -20,7 +20,6 @@ in --out:
   simulator's own first.
 """
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
@@ -28,7 +27,9 @@ from pathlib import Path
 import pandas as pd
 
 from batio.schedulers.locality import metrics as lm
+from batio.errors import exits_on_error
 from batio.report import markdown_table
+from batio.sweep import read_results
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "locality_authors"
@@ -43,15 +44,10 @@ def finished_runs(sweep_dirs):
     """{label: (job table, wall time in s)} of every successful run."""
     runs = {}
     for sweep in sweep_dirs:
-        for path in sorted(Path(sweep).glob("runs/*/result.json")):
-            row = json.loads(path.read_text())
-            if row.get("kind") != "policy":
-                continue
-            if row["status"] != "ok":
-                log.warning("run %s (%s) failed: %s", row["run_id"], row["policy"], row.get("error"))
-                continue
-            prefix = Path(sweep) / row["run_dir"] / "out"
-            runs[row["policy"]] = (lm.job_table(prefix, row["workload_file"], BANDWIDTH), row["wall_time_s"])
+        ok, _ = read_results(sweep, "scripts/sweeps/locality_ablation_*.yaml", partial=True)
+        for row in ok.itertuples():
+            prefix = Path(sweep) / row.run_dir / "out"
+            runs[row.policy] = (lm.job_table(prefix, row.workload_file, BANDWIDTH), row.wall_time_s)
     return runs
 
 
@@ -107,6 +103,7 @@ def ablation(runs, slice_name):
     return pd.DataFrame(rows)
 
 
+@exits_on_error
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sweeps", nargs="+", help="the ablation sweeps' output folders")

@@ -23,7 +23,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from batio.errors import exits_on_error  # noqa: E402
 from batio.schedulers.locality import metrics as lm  # noqa: E402
+from batio.sweep import read_results  # noqa: E402
 from batio.engine.platform import read_properties  # noqa: E402
 from batio.report import markdown_table  # noqa: E402
 
@@ -39,18 +41,10 @@ def link_bandwidth(platform_file):
 
 
 def load_runs(sweep_dir):
-    # Each run's own row (runs/*/result.json) rather than results.csv, which
-    # the sweep writes only once every run is over: a partial sweep is usable.
-    rows = [json.loads(path.read_text()) for path in sorted(Path(sweep_dir).glob("runs/*/result.json"))]
-    results = pd.DataFrame(rows)
-    if results.empty:
-        sys.exit(f"{sweep_dir}: no finished run (runs/*/result.json)")
-    results = results[results["kind"] == "policy"]
-    failed = results[results["status"] != "ok"]
-    for row in failed.itertuples():
-        print(f"run {row.run_id} ({row.policy}) failed: {row.error}", file=sys.stderr)
+    # A partial sweep is usable: each run's own row (result.json).
+    ok, _ = read_results(sweep_dir, "scripts/sweeps/locality_day.yaml", partial=True)
     tables, costs = {}, {}
-    for row in results[results["status"] == "ok"].itertuples():
+    for row in ok.itertuples():
         prefix = Path(sweep_dir) / row.run_dir / "out"
         tables[row.policy] = lm.job_table(prefix, row.workload_file, link_bandwidth(row.platform_file))
         record = json.loads(Path(f"{prefix}_run.json").read_text())
@@ -118,6 +112,7 @@ def ratio_figure(policy, baseline, ratios, path):
     plt.close(fig)
 
 
+@exits_on_error
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sweep", help="the sweep's output folder (results.csv, runs/)")

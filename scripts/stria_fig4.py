@@ -26,8 +26,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 
+from batio.errors import exits_on_error  # noqa: E402
+from batio.sweep import read_results  # noqa: E402
 from batio.workloads.stria import GiB  # noqa: E402
 
 SAMPLE_PERIOD = 1.0  # seconds, the engine's default --io-sample-period (the sweep's)
@@ -69,16 +70,9 @@ def rates_from_sweep(folder):
     """{platform name: {k: [B/s, one per seed]}} from a sweep of stria_fig4.yaml
     (workloads labelled ``writers-K``); failed runs are reported and left out."""
     folder = Path(folder)
-    results = folder / "results.csv"
-    if not results.is_file():
-        raise SystemExit(f"--from-sweep {folder}: no results.csv (run `batio sweep "
-                         f"scripts/sweeps/stria_fig4.yaml --out {folder}` first)")
-    table = pd.read_csv(results, dtype={"error": str})
-    failed = table[table["status"] != "ok"]
-    for _, run in failed.iterrows():
-        logger.warning("run %s failed, left out: %s", run["run_id"], run["error"])
+    ok, _ = read_results(folder, "scripts/sweeps/stria_fig4.yaml")
     rates = {}
-    for _, run in table[table["status"] == "ok"].iterrows():
+    for _, run in ok.iterrows():
         k = int(str(run["workload"]).removeprefix("writers-"))
         by_k = rates.setdefault(Path(run["platform"]).stem, {})
         by_k.setdefault(k, []).append(aggregate_write_rate(folder / "runs" / run["run_id"] / "out"))
@@ -104,6 +98,7 @@ def plot(results, ks, path):
     figure.savefig(path, dpi=120)
 
 
+@exits_on_error
 def main():
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -9,7 +9,7 @@ import pytest
 from batio.cli import main
 from batio.engine.run import file_digest
 from batio.errors import InputError
-from batio.sweep import alone_workload, load_config, plan, run_grid
+from batio.sweep import alone_workload, load_config, plan, read_results, run_grid
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,7 +67,7 @@ class Boom(BatsimScheduler):
 '''
 
 
-def test_a_failing_run_is_a_row_with_its_error_and_the_sweep_finishes(tmp_path, capsys):
+def test_a_failing_run_is_a_row_with_its_error_and_the_sweep_finishes(tmp_path, capsys, caplog):
     (tmp_path / "boom.py").write_text(BOOM)
     workload = tmp_path / "w.json"
     workload.write_text(json.dumps({"nb_res": 4, "jobs": [
@@ -85,6 +85,16 @@ def test_a_failing_run_is_a_row_with_its_error_and_the_sweep_finishes(tmp_path, 
     assert results.loc["boom", "seed"] == ""  # a workload file: no seed
     report = (tmp_path / "out" / "report" / "report.md").read_text()
     assert "## Failed runs" in report and "boom on purpose" in report
+    # What a paper's table step reads: the same split from results.csv and,
+    # for a sweep still going, from each run's result.json.
+    for partial in (False, True):
+        ok, failed = read_results(tmp_path / "out", partial=partial)
+        assert list(ok["policy"]) == ["fcfs"] and list(failed["policy"]) == ["boom"]
+        assert ok["error"][0] == "" and pd.isna(ok["seed"][0]) and ok["makespan"][0] > 0
+        assert "boom on purpose" in failed["error"][0]
+    assert "run boom" in caplog.text and "boom on purpose" in caplog.text
+    with pytest.raises(InputError, match="no results.csv: run `batio sweep my.yaml --out"):
+        read_results(tmp_path / "elsewhere", "my.yaml")
 
 
 @pytest.mark.parametrize("config, key, message", [
