@@ -46,7 +46,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from batio.errors import exits_on_error  # noqa: E402
 from batio.schedulers.equilibrio.metrics import intensity_timeline, job_metrics, mean_distance  # noqa: E402
+from batio.sweep import RESULTS_FILE, read_results  # noqa: E402
 from batio.workloads.equilibrio import NB_JOBS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,15 +90,13 @@ def sweep_runs(folders, alpha2):
     scale check."""
     runs, names = [], set()
     for folder in map(Path, folders):
-        table_path = folder / "results.csv"
-        if not table_path.is_file():
-            raise SystemExit(f"--from-sweep {folder}: no results.csv (run `batio sweep CONFIG --out {folder}` first)")
-        for row in pd.read_csv(table_path, keep_default_na=False).itertuples():
-            where = f"{table_path}, run {row.run_id}"
-            if row.status != "ok":
-                raise SystemExit(f"{where} failed: {row.error} (rerun the sweep with --retry-failed)")
+        ok, failed = read_results(folder, "scripts/sweeps/equilibrio_*.yaml")
+        if len(failed):
+            raise SystemExit(f"{folder / RESULTS_FILE}: {len(failed)} runs failed (rerun the sweep with --retry-failed)")
+        for row in ok.itertuples():
+            where = f"{folder / RESULTS_FILE}, run {row.run_id}"
             options = json.loads(row.options)
-            if row.seed == "":
+            if pd.isna(row.seed):
                 seed = BUNDLED_SEED
                 name = f"full_a{options['alpha']:.1f}" if set(options) == {"alpha"} else None
             else:
@@ -278,6 +278,11 @@ def report(runs, seeds, args, results, started):
         per_job[name], timelines[name] = jobs, timeline
     rows = pd.DataFrame(rows)
     rows.to_csv(results / "equilibrio_runs.csv", index=False, float_format="%.6g")
+    ran = {name.split("_", 1)[1] for name in per_job if name.startswith(f"s{seeds[0]}_")}
+    missing = sorted(({f"a{alpha:.1f}" for alpha in ALPHAS} | {f"k{k:.2f}" for k in KNOWLEDGE[1:-1]}) - ran)
+    if missing:
+        raise SystemExit(f"wrote {results / 'equilibrio_runs.csv'}; the figures need runs of seed {seeds[0]} "
+                         f"the sweeps lack ({', '.join(missing)}): scripts/sweeps/equilibrio_alpha.yaml's whole grid")
     plot_intensities(timelines, seeds[0], results / "equilibrio_intensity.png")
     scaled = {name: frame for name, frame in per_job.items() if name.startswith("s")}
     plot_distributions(scaled, [f"a{alpha:.1f}" for alpha in ALPHAS], [f"{alpha:.1f}" for alpha in ALPHAS],
@@ -290,6 +295,7 @@ def report(runs, seeds, args, results, started):
     print(text)
 
 
+@exits_on_error
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--from-sweep", nargs="+", metavar="DIR", required=True,
