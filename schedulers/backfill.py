@@ -85,16 +85,16 @@ class RoundPlan:
 
 
 class Capacity(Protocol):
-    """What ``backfill`` asks of its tracker: ``ReservationTracker``, or a
+    """What ``backfill`` asks of its tracker: ``ReservationTracker``, a
     policy's tracker that adds a resource to it (``AdaptiveTracker``,
-    ``HostsAndDemand``); ``need`` is whatever the policy's ``r(j)`` returns."""
+    ``HostsAndDemand``), or one whose hosts are nodes shared core by core
+    (the locality policies' ``Placement``); ``need`` is whatever the
+    policy's ``r(j)`` returns."""
 
     def earliest_start(self, nb_hosts: int, duration: float, need: Any, after: float,
                        latest: float | None = None) -> Slot | None: ...
 
     def reserve(self, key: str, slot: Slot, duration: float, need: Any) -> None: ...
-
-    def free_host_count(self, at: float) -> int: ...
 
 
 def backfill(RT: Capacity, Q: Iterable[Job], t_now: float, backfill_max: float,
@@ -102,7 +102,7 @@ def backfill(RT: Capacity, Q: Iterable[Job], t_now: float, backfill_max: float,
              r: Callable[[Job], Any],
              eligible: Callable[[Job], bool] | None = None,
              on_start: Callable[[Job, ProcSet], None] | None = None,
-             first_fit: bool = False, stop_when_full: bool = False) -> RoundPlan:
+             first_fit: bool = False, full: Callable[[], bool] | None = None) -> RoundPlan:
     """Algorithm 1, lines 3-14, on an initialised tracker ``RT`` and the
     sorted waiting queue ``Q``; ``L(j)`` is the time limit and ``r(j)`` the
     bandwidth need of job j. Mutates ``RT``.
@@ -112,14 +112,14 @@ def backfill(RT: Capacity, Q: Iterable[Job], t_now: float, backfill_max: float,
     before the next job is taken from ``Q`` (which may be an iterable that
     ranks the jobs left again); ``first_fit`` reads BackfillMax = 0 as
     Algorithm 1 does literally: past a job that cannot start, later jobs
-    that fit still start (where FCFS stops); ``stop_when_full``, for a
-    queue whose every job needs a host, ends the round once BackfillMax
-    reservations are made and no host is free now: no later job could
-    start, and looking at each would cost the whole queue in every round."""
+    that fit still start (where FCFS stops); ``full()``, true when no
+    later job of ``Q`` could start now (no host free, and every job needs
+    one), ends the round once BackfillMax reservations are made: looking at
+    each job left would cost the whole queue in every round."""
     plan = RoundPlan()
     backfill_count = 0
     for j in Q:
-        if stop_when_full and backfill_count >= backfill_max and RT.free_host_count(t_now) == 0:
+        if full is not None and backfill_count >= backfill_max and full():
             break
         if eligible is not None and not eligible(j):
             continue
@@ -318,7 +318,7 @@ class Backfill(QueueScheduler):
 
     stops_when_full = True
     """Whether a round ends once BackfillMax reservations are made and no host
-    is free (``backfill``'s ``stop_when_full``); false only for a reference."""
+    is free (``backfill``'s ``full``); false only for a reference."""
 
     def onJobSubmission(self, job):
         super().onJobSubmission(job)
@@ -380,7 +380,8 @@ class Backfill(QueueScheduler):
             Q = sorted(self.waiting, key=lambda job: self.priority_key(job, now))
         plan = backfill(RT, Q, now, self.backfill_max, self.planned_duration,
                         lambda job: self.bandwidth_need(job, now),
-                        stop_when_full=self.stops_when_full and not self.hostless)
+                        full=(lambda: RT.free_host_count(now) == 0)
+                        if self.stops_when_full and not self.hostless else None)
         if self.hostless:
             self.hostless.difference_update(job.id for job, _ in plan.started)
         self.start(plan, now, RT)

@@ -369,7 +369,7 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
                 reserved = (cores.times[:, :cores.used].tolist(), cores.free[:, :cores.used].tolist())
             else:
                 reserved = (cores.avail.tolist(), getattr(cores, "holes", None))
-            outcomes.append(([(job.id, node, ids) for job, node, ids in to_start], examined, reserved))
+            outcomes.append(([(job.id, node, ids) for job, (node, ids) in to_start], examined, reserved))
         assert outcomes[0] == outcomes[1]
         assert outcomes[0][0] == outcomes[2][0]
 

@@ -347,9 +347,6 @@ class HostsAndDemand:
             if t == math.inf:
                 return None
 
-    def free_host_count(self, at: float) -> int:
-        return self.RT.free_host_count(at)
-
     def reserve(self, key: str, slot: Slot, duration: float, D: np.ndarray) -> None:
         self.RT.reserve(key, slot, duration)
         self.load.add(key if slot.start == self.RT.origin else planned(key), D, slot.start)

@@ -125,7 +125,7 @@ uses the run times only to group events, never to choose.
 """
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
 import heapq
 import json
@@ -138,7 +138,8 @@ from procset import ProcSet
 
 from batio.errors import InputError, SchedulerError
 from batio.options import Option
-from batio.schedulers.backfill import QueueScheduler, job_id_key, time_limit
+from batio.reservation import Slot
+from batio.schedulers.backfill import QueueScheduler, backfill, job_id_key, time_limit
 from batio.schedulers.locality.nodememory import (
     AuthorsHoles,
     CoreLedger,
@@ -171,6 +172,9 @@ class UserJob:
     @property
     def id(self) -> str:
         return self.job.id
+
+    requested_resources = 1
+    """Hosts, as ``backfill`` asks: one node (``read_job`` checks res 1)."""
 
     def queue_key(self) -> tuple:
         """Submission order; category -2 jobs (already running) first, in
@@ -533,7 +537,7 @@ class Locality(QueueScheduler):
             self.plan.pending = sorted(pending + new_jobs, key=UserJob.queue_key)
         examined, to_start = self.plan_queue(self.plan, now)
         self.last_round_started = (now, len(to_start))
-        for user_job, node, core_ids in to_start:
+        for user_job, (node, core_ids) in to_start:
             self.launch(user_job, node, now, core_ids)
         self.finish_registration()
         self.round_seconds.append(time.perf_counter() - began)
@@ -562,73 +566,36 @@ class Locality(QueueScheduler):
     def file_plan(self, now: float) -> FilePlan:
         return FilePlan(self.memory, now, overhead_from_now=self.authors_code)
 
-    def plan_queue(self, plan: Plan, now: float) -> tuple[int, list[tuple[UserJob, int, list | None]]]:
+    def plan_queue(self, plan: Plan, now: float) -> tuple[int, list[tuple[UserJob, tuple[int, list | None]]]]:
         """Algorithms 1-5, line 1: each queued job in turn, while one left
-        could still start now (module docstring)."""
-        queue = plan.pending
-        cores = np.array([job.cores for job in queue], dtype=np.int64)
-        walltimes = np.array([job.walltime for job in queue])
-        # Category -2 jobs come first in the queue and are always planned.
-        history = next((i for i, job in enumerate(queue) if job.history_node is None), len(queue))
-        to_start: list[tuple[UserJob, int, list | None]] = []
-        index, last = 0, history - 1
-        scores, node = None, None
-        while True:
-            if index > last:
-                if self.authors_code:
-                    # The authors' stop (``LEA`` in ``src/scheduler.c``): plan
-                    # while a core free now is not yet taken by a planned job.
-                    last = index if index < len(queue) and plan.cores.any_free_now() else index - 1
-                else:
-                    last = index + plan.cores.last_candidate(cores[index:], walltimes[index:])
-                if index > last:
-                    if self.authors_code and self.backfill:
-                        self.backfill_into_holes(plan, queue[index:], now, to_start)
-                        index = len(queue)
-                    break
-            job = queue[index]
-            index += 1
-            if isinstance(plan.cores, AuthorsHoles):
-                plan.cores.pinned = job.history_node is not None
-            policy = self.policy_now(plan)
-            if scores is not None and scores.alike(job, policy):
-                scores.rescore(node)   # only the node just planned scores differently
-            else:
-                scores = NodeScores(self, plan, job, now, policy)
-            node, t_k, t_prime = scores.best()
-            if node is None:   # no window anywhere (no walltime, held forever)
-                continue
-            core_ids = plan.cores.reserve(node, job.cores, t_k, t_k + job.walltime)
-            if not (self.authors_code and job.history_node is not None and t_k > now):
-                # The authors place a job pinned to its history node without
-                # noting its file (``get_state_before_day_0_scheduler``): the
-                # policy does not see a file such a job will load later.
-                plan.files.record(node, job.file, job.size, t_k, t_prime, t_k + job.walltime)
-            if t_k == now:
-                to_start.append((job, node, core_ids))
-                plan.mark_busy(node)
-            elif self.authors_code:   # start_planned_now reads them
-                plan.later[job.id] = (job, node, t_k, core_ids)
-        plan.pending = queue[index:]
-        return index, to_start
-
-    def backfill_into_holes(self, plan: Plan, queue: list[UserJob], now: float, to_start: list) -> None:
-        """The authors' second phase once every core free now is taken
-        (``only_check_conservative_backfill``): each job left that fits
-        wholly in a hole, and needs no more cores than the stale
-        ``biggest_hole``, starts now in it; the others are not planned."""
-        plan.cores.holes_only = True
-        for job in queue:
-            if job.cores > self.hole_gate.biggest:
-                continue
-            node, t_k, t_prime = NodeScores(self, plan, job, now, self.policy_now(plan)).best()
-            if node is None:
-                continue
-            core_ids = plan.cores.reserve(node, job.cores, now, now + job.walltime)
-            plan.files.record(node, job.file, job.size, now, t_prime, now + job.walltime)
-            to_start.append((job, node, core_ids))
-            plan.mark_busy(node)
-        plan.cores.holes_only = False
+        could still start now (module docstring), planned where its policy
+        scores best: ``backfill``'s Algorithm 1 with every job reserved
+        (BackfillMax unbounded) on the round's ``Placement``. Returns the
+        number of jobs examined, and the jobs to start now with their
+        (node, core ids)."""
+        walk = QueueWalk(plan, authors_stop=self.authors_code)
+        placement = Placement(self, plan, now)
+        rounds = [backfill(placement, walk, now, math.inf, L=_walltime, r=_itself, on_start=placement.mark_busy)]
+        examined = walk.index
+        if self.authors_code and self.backfill:
+            # The authors' second phase once every core free now is taken
+            # (``only_check_conservative_backfill``): each job left that
+            # fits wholly in a hole, and needs no more cores than the stale
+            # ``biggest_hole``, starts now in it; the others are not planned.
+            plan.cores.holes_only = True
+            holes = Placement(self, plan, now, second_phase=True)
+            rounds.append(backfill(holes, walk.queue[walk.index:], now, 0, L=_walltime, r=_itself,
+                                   eligible=lambda job: job.cores <= self.hole_gate.biggest,
+                                   on_start=holes.mark_busy, first_fit=True))
+            plan.cores.holes_only = False
+            placement.placed.update(holes.placed)
+            examined = len(walk.queue)
+        if self.authors_code:   # start_planned_now reads them
+            for job, slot in rounds[0].reserved:
+                node, core_ids = placement.placed[job.id]
+                plan.later[job.id] = (job, node, slot.start, core_ids)
+        plan.pending = walk.queue[examined:]
+        return examined, [(job, placement.placed[job.id]) for result in rounds for job, _ in result.started]
 
     def policy_now(self, plan: Plan) -> str:
         """The policy for the next job: LEM is EFT or LEA depending on the
@@ -719,6 +686,95 @@ class Locality(QueueScheduler):
         if self.all_submitted and not self.queue and not self.registration_finished:
             self.registration_finished = True
             self.bs.notify_registration_finished()
+
+
+def _walltime(job: UserJob) -> float:
+    return job.walltime
+
+
+def _itself(job: UserJob) -> UserJob:
+    """A job's need, as ``Placement`` reads it: its cores and file."""
+    return job
+
+
+class QueueWalk:
+    """The round's queue (``plan.pending``, in queue order) as ``backfill``
+    takes it, walked while a job left could still start now: category -2
+    jobs always; then, in batio's rounds, up to the last job that fits in
+    what is free now (``last_candidate``); in the authors', while a core
+    free now is not yet taken by a planned job (``LEA`` in
+    ``src/scheduler.c``). ``index``: how many jobs it has handed out."""
+
+    def __init__(self, plan: Plan, authors_stop: bool):
+        self.plan, self.queue, self.authors_stop = plan, plan.pending, authors_stop
+        self.index = 0
+
+    def __iter__(self) -> Iterator[UserJob]:
+        queue, cores = self.queue, self.plan.cores
+        needs = np.array([job.cores for job in queue], dtype=np.int64)
+        walltimes = np.array([job.walltime for job in queue])
+        last = next((i for i, job in enumerate(queue) if job.history_node is None), len(queue)) - 1
+        while True:
+            if self.index > last:   # looked at again after each planned job
+                if self.authors_stop:
+                    last = self.index if self.index < len(queue) and cores.any_free_now() else self.index - 1
+                else:
+                    last = self.index + cores.last_candidate(needs[self.index:], walltimes[self.index:])
+                if self.index > last:
+                    return
+            self.index += 1
+            yield queue[self.index - 1]
+
+
+class Placement:
+    """The round's plan as ``backfill`` plans on it (its ``Capacity``): a
+    job's earliest slot is the node its policy scores best (lines 2-9,
+    ``NodeScores``), at that node's t_k; reserving it books Cores(J) cores
+    of the node until t_k + WallTime(J) and the job's file there.
+    ``placed``: job id -> (node, core ids) of each job reserved.
+
+    Consecutive alike jobs are scored again on the last job's node only
+    (``NodeScores.rescore``). The authors' ``second_phase`` scores each job
+    anew, and leaves ``AuthorsHoles.pinned`` as the first phase left it:
+    their code sets it there only."""
+
+    def __init__(self, scheduler: Locality, plan: Plan, now: float, second_phase: bool = False):
+        self.scheduler, self.plan, self.now = scheduler, plan, now
+        self.second_phase = second_phase
+        self.scores: NodeScores | None = None
+        self.node: int | None = None   # the last job's node: its scores changed
+        self.t_prime = math.inf
+        self.placed: dict[str, tuple[int, list | None]] = {}
+
+    def earliest_start(self, nb_hosts: int, duration: float, job: UserJob, after: float,
+                       latest: float | None = None) -> Slot | None:
+        plan, scores = self.plan, self.scores
+        if not self.second_phase and isinstance(plan.cores, AuthorsHoles):
+            plan.cores.pinned = job.history_node is not None
+        policy = self.scheduler.policy_now(plan)
+        if scores is not None and not self.second_phase and scores.alike(job, policy):
+            scores.rescore(self.node)   # only the node just planned scores differently
+        else:
+            scores = self.scores = NodeScores(self.scheduler, plan, job, self.now, policy)
+        self.node, t_k, self.t_prime = scores.best()
+        if self.node is None or (latest is not None and t_k > latest):   # no window (held forever)
+            return None
+        return Slot(t_k, ProcSet(self.scheduler.host_ids[self.node]))
+
+    def reserve(self, key: str, slot: Slot, duration: float, job: UserJob) -> None:
+        node, t_k = self.node, slot.start
+        assert node is not None, "backfill reserves the slot earliest_start just found"
+        core_ids = self.plan.cores.reserve(node, job.cores, t_k, t_k + duration)
+        if not (self.scheduler.authors_code and job.history_node is not None and t_k > self.now):
+            # The authors place a job pinned to its history node without
+            # noting its file (``get_state_before_day_0_scheduler``): the
+            # policy does not see a file such a job will load later.
+            self.plan.files.record(node, job.file, job.size, t_k, self.t_prime, t_k + duration)
+        self.placed[key] = (node, core_ids)
+
+    def mark_busy(self, job: UserJob, hosts: ProcSet) -> None:
+        """``backfill``'s ``on_start``: LEM's load counts the node at once."""
+        self.plan.mark_busy(self.placed[job.id][0])
 
 
 class NodeScores:
