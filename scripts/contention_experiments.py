@@ -80,8 +80,8 @@ def run_grid(config, folder, workers):
 
 
 def _markdown(frame, digits=3):
-    return markdown_table(frame.columns, [[f"{v:.{digits}f}" if isinstance(v, float) else v for v in row]
-                                          for row in frame.itertuples(index=False)])
+    rows = [[f"{v:.{digits}f}" if isinstance(v, float) else v for v in row] for row in frame.itertuples(index=False)]
+    return markdown_table(list(frame.columns), rows)
 
 
 def _figure(path, xlabel, ylabel, lines, hlines=(), title="", clients=None):
