@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 
-def markdown_cell(value: object) -> str:
+def _cell(value: object) -> str:
     """``value`` as the text of one cell: ``|`` escaped, line breaks folded into spaces."""
     return str(value).replace("|", "\\|").replace("\n", " ")
 
@@ -24,7 +24,7 @@ def markdown_table(header: Sequence[object], rows: Iterable[Sequence[object]],
     ``align_right_from`` (0-based) on are right-aligned; with None, none is.
     """
     def line(cells: Iterable[object]) -> str:
-        return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
+        return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
 
     right = len(header) if align_right_from is None else align_right_from
     rule = "| " + " | ".join("---:" if i >= right else "---" for i in range(len(header))) + " |"
