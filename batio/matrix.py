@@ -41,6 +41,7 @@ from batio.errors import InputError
 from batio.jobio import bytes_moved
 from batio.metrics import METRICS
 from batio.parity import truncated_workload
+from batio.tables import markdown_table
 
 # The metrics each input's policies are ranked on (lower is better for all);
 # the I/O slowdown only where the input's jobs do I/O (elsewhere it is 1 by construction).
@@ -328,7 +329,7 @@ def _ranking_table(ranked, metrics):
             cells.append("-" if pd.isna(value) else f"{report.shown_value(metric, value)} ({int(rank)})")
         cells.append("-" if pd.isna(row.mean_rank) else f"{row.mean_rank:.2f}")
         rows.append(cells)
-    return report.markdown_table(header, rows, 2)
+    return markdown_table(header, rows, align_right_from=2)
 
 
 def _best(ranked, metric, limit=3):
@@ -387,20 +388,20 @@ def write_page(path, table, skipped, summaries, made_by=""):
             by_reason = {}
             for skip in skips:
                 by_reason.setdefault(skip.reason, []).append(skip.policy)
-            lines += ["Skipped:", "", report.markdown_table(
+            lines += ["Skipped:", "", markdown_table(
                 ["policies", "why they do not fit this input"],
-                [[", ".join(policies), reason] for reason, policies in by_reason.items()], 9), ""]
+                [[", ".join(policies), reason] for reason, policies in by_reason.items()]), ""]
         if len(failures):
-            lines += ["Failed:", "", report.markdown_table(
+            lines += ["Failed:", "", markdown_table(
                 ["policy", "error"], [[row.policy, str(row.error).splitlines()[0] if str(row.error) else "?"]
-                                      for row in failures.itertuples()], 9), ""]
+                                      for row in failures.itertuples()]), ""]
         sections += lines
     header = ["input", "jobs", "ranked", "skipped", "failed"] + [f"best {report.SHOWN[m][0]}" for m in RANKED]
     lines = ["# The cross-paper matrix: every catalog policy on every input that fits it", ""]
     if made_by:
         lines += [made_by, ""]
     lines += [f"{len(ok)} runs ranked, {len(skipped)} pairs skipped, {len(failed)} runs failed, over "
-              f"{len(summaries)} inputs.", "", report.markdown_table(header, overview, 1), "", *sections,
+              f"{len(summaries)} inputs.", "", markdown_table(header, overview, align_right_from=1), "", *sections,
               "## Definitions", "", PAGE_NOTES]
     lines += [f"  - `{key}`: {meaning}" for key, meaning in catalog.REQUIREMENT_KEYS.items()] + [""]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -38,6 +38,7 @@ from batio import catalog
 from batio.engine.run import RunSpec, simulate
 from batio.engine.workload import profiles_reached
 from batio.errors import BatioError, EngineError
+from batio.tables import markdown_table
 
 log = logging.getLogger(__name__)
 
@@ -178,10 +179,8 @@ def _cell(column, value):
 
 def markdown(table, header):
     shown = table.reindex(columns=MARKDOWN_COLUMNS)
-    lines = [header, "", "| " + " | ".join(MARKDOWN_COLUMNS) + " |", "|" + " --- |" * len(MARKDOWN_COLUMNS)]
-    for _, row in shown.iterrows():
-        lines.append("| " + " | ".join(_cell(column, row[column]) for column in MARKDOWN_COLUMNS) + " |")
-    return "\n".join(lines) + "\n"
+    rows = [[_cell(column, row[column]) for column in MARKDOWN_COLUMNS] for _, row in shown.iterrows()]
+    return f"{header}\n\n{markdown_table(MARKDOWN_COLUMNS, rows)}\n"
 
 
 def parity(out, policies=None, max_jobs=None, sg_config=()):

@@ -20,6 +20,7 @@ import pandas as pd
 from batio import __version__, metrics, plots
 from batio.metrics import METRICS, job_io_slowdowns
 from batio.names import slug
+from batio.tables import markdown_table
 
 GROUP_KEYS = ["platform", "workload", "engine"]
 # metric -> (heading, how a value is shown)
@@ -110,17 +111,6 @@ def format_text(group, baseline=None):
     return "\n".join(lines)
 
 
-def _md_cell(text):
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def markdown_table(header, rows, align_right_from=1):
-    lines = ["| " + " | ".join(_md_cell(cell) for cell in header) + " |",
-             "| " + " | ".join("---:" if i >= align_right_from else "---" for i in range(len(header))) + " |"]
-    lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def groups_of(summary):
     return [(tuple(keys), group) for keys, group in summary.groupby(GROUP_KEYS, sort=False, dropna=False)]
 
@@ -179,7 +169,7 @@ def _inputs_section(results):
         sha = runs["scheduler_sha256"].iloc[0]
         rows.add(("scheduler", ", ".join(dict.fromkeys(runs["policy"])), scheduler,
                   sha if isinstance(sha, str) else "-"))
-    return markdown_table(["input", "used by", "file", "SHA-256"], sorted(rows, key=lambda r: (r[0], str(r[1]))), 9)
+    return markdown_table(["input", "used by", "file", "SHA-256"], sorted(rows, key=lambda r: (r[0], str(r[1]))))
 
 
 def write_report(results, out, baseline=None, title="comparison", made_from=None):
@@ -204,7 +194,7 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
         seeds = group["seeds"].iloc[0]
         if seeds:
             lines += [f"Mean over seeds {seeds}.", ""]
-        lines += [markdown_table(*table_cells(group, baseline)), ""]
+        lines += [markdown_table(*table_cells(group, baseline), align_right_from=1), ""]
         in_group = results[(results[GROUP_KEYS] == pd.Series(dict(zip(GROUP_KEYS, keys)))).all(axis=1)]
         figures_dir = report_dir / "figures" / (slug(f"{workload}-{platform}-{engine}") if len(groups) > 1 else "")
         lines += [line + "\n" for line in _figures(in_group, out, keys, figures_dir, report_dir)]
@@ -217,7 +207,7 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
                   markdown_table(["run", "workload", "seed", "platform", "engine", "error"],
                                  [[what, row.workload, "-" if pd.isna(row.seed) else row.seed, row.platform,
                                    row.engine, str(error).splitlines()[0] if str(error) else "?"]
-                                  for what, row, error in failed], 9), ""]
+                                  for what, row, error in failed]), ""]
     lines += ["## Inputs", "", _inputs_section(results), "", "## Definitions", "", DEFINITIONS,
               "## Files", "",
               "- `summary.csv`: the tables above, one row per group and policy, with `*_ratio` columns.",

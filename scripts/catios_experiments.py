@@ -37,6 +37,7 @@ import pandas as pd
 from batio.errors import exits_on_error
 from batio.schedulers.catios.iodemand import alone_rate, decode
 from batio.sweep import RESULTS_FILE, read_results
+from batio.tables import markdown_table
 from batio.workloads.catios import NB_NODES, NODE_BW, STORAGE_BW
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,20 +122,23 @@ def policy_order(runs) -> list[str]:
     return [p for p in [BASELINE] + [q for p in POLICIES for q in (p, p + ORACLE)] if p in present]
 
 
+TABLE_COLUMNS = ["policy", "makespan / FCFS-BF", "mean wait / FCFS-BF", "wait incr. : makespan red.", "utilisation",
+                 "mean I/O slowdown", "jobs killed"]
+
+
 def markdown(summary: pd.DataFrame) -> str:
     lines = []
     for workload, group in summary.groupby("workload", sort=False):
         first = group.iloc[0]
+        rows = [[row.policy,
+                 f"{row.makespan_ratio:.3f} ({row.makespan_ratio_min:.3f}-{row.makespan_ratio_max:.3f})",
+                 f"{row.wait_ratio:.2f} ({row.wait_ratio_min:.2f}-{row.wait_ratio_max:.2f})",
+                 "n/a" if np.isnan(row.trade_off) else f"1 : {row.trade_off:.2f}",
+                 f"{row.utilisation:.3f}", f"{row.mean_io_slowdown:.3f}", f"{row.killed:.1f}"]
+                for row in group.itertuples()]
         lines += [f"\n### {workload}: {first['bytes_TB']:.0f} TB moved, I/O share alone "
                   f"{first['io_share_alone']:.3f}, rho {first['rho']:.2f} (means over {first['seeds']} seeds)\n",
-                  "| policy | makespan / FCFS-BF | mean wait / FCFS-BF | wait incr. : makespan red. "
-                  "| utilisation | mean I/O slowdown | jobs killed |",
-                  "|---|---|---|---|---|---|---|"]
-        for row in group.itertuples():
-            ratio = "n/a" if np.isnan(row.trade_off) else f"1 : {row.trade_off:.2f}"
-            lines.append(f"| {row.policy} | {row.makespan_ratio:.3f} ({row.makespan_ratio_min:.3f}-"
-                         f"{row.makespan_ratio_max:.3f}) | {row.wait_ratio:.2f} ({row.wait_ratio_min:.2f}-"
-                         f"{row.wait_ratio_max:.2f}) | {ratio} | {row.utilisation:.3f} | {row.mean_io_slowdown:.3f} | {row.killed:.1f} |")
+                  markdown_table(TABLE_COLUMNS, rows)]
     return "\n".join(lines) + "\n"
 
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import contention_platforms as cp  # noqa: E402
 
 from batio import sweep  # noqa: E402
+from batio.tables import markdown_table  # noqa: E402
 
 RESULTS = ROOT / "scripts" / "results"
 STRIA_HISTORY = ROOT / "scripts" / "sweeps" / "history-stria15_lustre.json"
@@ -79,11 +80,8 @@ def run_grid(config, folder, workers):
 
 
 def _markdown(frame, digits=3):
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "---|" * len(frame.columns)
-    rows = ["| " + " | ".join(f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row) + " |"
-            for row in frame.itertuples(index=False)]
-    return "\n".join([header, rule] + rows)
+    rows = [[f"{v:.{digits}f}" if isinstance(v, float) else v for v in row] for row in frame.itertuples(index=False)]
+    return markdown_table(list(frame.columns), rows)
 
 
 def _figure(path, xlabel, ylabel, lines, hlines=(), title="", clients=None):

@@ -49,6 +49,7 @@ import pandas as pd  # noqa: E402
 from batio.errors import exits_on_error  # noqa: E402
 from batio.schedulers.equilibrio.metrics import intensity_timeline, job_metrics, mean_distance  # noqa: E402
 from batio.sweep import RESULTS_FILE, read_results  # noqa: E402
+from batio.tables import markdown_table  # noqa: E402
 from batio.workloads.equilibrio import NB_JOBS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,64 +157,63 @@ def tables(rows: pd.DataFrame, alpha2, args, wall) -> str:
              f"full scale is {NB_JOBS} jobs (four peaks). Values: mean over the seeds (min-max). "
              f"Made from {len(rows)} runs of the sweeps {', '.join(Path(f).name for f in args.from_sweep)} "
              f"in {wall / 60:.1f} min (the simulations' time is the sweeps').", "",
-             "### Experiment 1: increasing alpha (full knowledge)", "",
-             "| alpha | mean distance: poster | ours | ours, peak window | median I/O slowdown %: poster | "
-             "ours, high-intensity jobs | ours, all jobs | median job slowdown %, high | "
-             "mean utilisation, high | mean displacement | mean wait h | makespan h |",
-             "|" + " --- |" * 12]
+             "### Experiment 1: increasing alpha (full knowledge)", ""]
+    body = []
     for alpha in ALPHAS:
         r = exp1[np.isclose(exp1["alpha"], alpha)]
         poster_io = f"{POSTER_IO_SLOWDOWN[alpha]:.1f}" if alpha in POSTER_IO_SLOWDOWN else "-"
-        cells = [f"{alpha:.1f}", f"{POSTER_DISTANCE[alpha]:.2f}", fmt(r["mean_distance"], 3),
-                 fmt(r["mean_distance_peaks"], 3), poster_io, fmt(r["high_io_slowdown_median"], 1),
-                 fmt(r["all_io_slowdown_median"], 2), fmt(r["high_job_slowdown_median"], 1),
-                 fmt(r["high_utilisation_mean"], 3), fmt(r["all_displacement_mean"], 1), fmt(r["mean_wait_h"], 2),
-                 fmt(r["makespan_h"], 1)]
-        lines.append("| " + " | ".join(cells) + " |")
+        body.append([f"{alpha:.1f}", f"{POSTER_DISTANCE[alpha]:.2f}", fmt(r["mean_distance"], 3),
+                     fmt(r["mean_distance_peaks"], 3), poster_io, fmt(r["high_io_slowdown_median"], 1),
+                     fmt(r["all_io_slowdown_median"], 2), fmt(r["high_job_slowdown_median"], 1),
+                     fmt(r["high_utilisation_mean"], 3), fmt(r["all_displacement_mean"], 1), fmt(r["mean_wait_h"], 2),
+                     fmt(r["makespan_h"], 1)])
+    lines.append(markdown_table(
+        ["alpha", "mean distance: poster", "ours", "ours, peak window", "median I/O slowdown %: poster",
+         "ours, high-intensity jobs", "ours, all jobs", "median job slowdown %, high", "mean utilisation, high",
+         "mean displacement", "mean wait h", "makespan h"], body))
     exp2 = scaled[np.isclose(scaled["alpha"], alpha2) & (scaled["variant"] == "default")]
     fcfs = exp1[np.isclose(exp1["alpha"], 0.0)]
     full = exp2[exp2["knowledge"] == 1.0]
     gain_total = fcfs["high_io_slowdown_median"].mean() - full["high_io_slowdown_median"].mean()
     distance_total = fcfs["mean_distance"].mean() - full["mean_distance"].mean()
-    lines += ["", f"### Experiment 2: decreasing knowledge (alpha = {alpha2})", "",
-              "Share of the gain = (value at 0 % - value) / (value at 0 % - value at 100 %), of the means "
-              "over seeds; the poster: 25 % knowledge gives about half the gain. 100 % is Experiment 1's "
-              f"alpha = {alpha2} run, 0 % its alpha = 0 run (identical schedule).", "",
-              "| knowledge | median I/O slowdown % high | share of the gain | mean distance | share of the gain | "
-              "median job slowdown % high | mean displacement | mean wait h |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    body = []
     for knowledge in KNOWLEDGE:
         r = fcfs if knowledge == 0.0 else exp2[np.isclose(exp2["knowledge"], knowledge)]
         io_share = (fcfs["high_io_slowdown_median"].mean() - r["high_io_slowdown_median"].mean()) / gain_total \
             if gain_total else float("nan")
         distance_share = (fcfs["mean_distance"].mean() - r["mean_distance"].mean()) / distance_total \
             if distance_total else float("nan")
-        lines.append(f"| {knowledge * 100:.0f} % | {fmt(r['high_io_slowdown_median'], 1)} | {io_share:.2f} | "
-                     f"{fmt(r['mean_distance'], 3)} | {distance_share:.2f} | "
-                     f"{fmt(r['high_job_slowdown_median'], 1)} | {fmt(r['all_displacement_mean'], 1)} | "
-                     f"{fmt(r['mean_wait_h'], 2)} |")
+        body.append([f"{knowledge * 100:.0f} %", fmt(r["high_io_slowdown_median"], 1), f"{io_share:.2f}",
+                     fmt(r["mean_distance"], 3), f"{distance_share:.2f}", fmt(r["high_job_slowdown_median"], 1),
+                     fmt(r["all_displacement_mean"], 1), fmt(r["mean_wait_h"], 2)])
+    lines += ["", f"### Experiment 2: decreasing knowledge (alpha = {alpha2})", "",
+              "Share of the gain = (value at 0 % - value) / (value at 0 % - value at 100 %), of the means "
+              "over seeds; the poster: 25 % knowledge gives about half the gain. 100 % is Experiment 1's "
+              f"alpha = {alpha2} run, 0 % its alpha = 0 run (identical schedule).", "",
+              markdown_table(["knowledge", "median I/O slowdown % high", "share of the gain", "mean distance",
+                              "share of the gain", "median job slowdown % high", "mean displacement", "mean wait h"],
+                             body)]
     variants = [("default: delta' vs io_intensity(S)_c, guarded backfill pass, order recomputed", full),
-                ("delta' = \\|W - io_intensity_c\\| (the slide as printed)", scaled[scaled["variant"] == "literal"]),
+                ("delta' = |W - io_intensity_c| (the slide as printed)", scaled[scaled["variant"] == "literal"]),
                 ("unguarded backfill pass", scaled[scaled["variant"] == "unguarded"]),
                 ("unguarded, fixed order C (the listing read literally)", scaled[scaled["variant"] == "listing"])]
     if all(len(frame) for _, frame in variants):
+        body = [[label, fmt(frame["mean_distance"], 3), fmt(frame["mean_distance_peaks"], 3),
+                 fmt(frame["high_io_slowdown_median"], 1), fmt(frame["peak_S_max"], 2),
+                 fmt(frame["all_displacement_mean"], 1)] for label, frame in variants]
         lines += ["", f"### Ablations (alpha = {alpha2})", "",
-                  "| variant | mean distance | mean distance, peak window | median I/O slowdown % high | "
-                  "max io_intensity(S) | mean displacement |", "| --- | --- | --- | --- | --- | --- |"]
-        for label, frame in variants:
-            lines.append(f"| {label} | {fmt(frame['mean_distance'], 3)} | {fmt(frame['mean_distance_peaks'], 3)} | "
-                         f"{fmt(frame['high_io_slowdown_median'], 1)} | {fmt(frame['peak_S_max'], 2)} | "
-                         f"{fmt(frame['all_displacement_mean'], 1)} |")
+                  markdown_table(["variant", "mean distance", "mean distance, peak window",
+                                  "median I/O slowdown % high", "max io_intensity(S)", "mean displacement"], body)]
     checks = rows[rows["run"].str.startswith("full")]
     if len(checks):
+        body = [[f"{r['alpha']:.1f}", f"{r['mean_distance']:.3f}", f"{r['mean_distance_peaks']:.3f}",
+                 f"{r['high_io_slowdown_median']:.1f}", f"{r['high_job_slowdown_median']:.1f}",
+                 f"{r['all_displacement_mean']:.1f}", f"{r['mean_wait_h']:.2f}", f"{r['makespan_h']:.1f}"]
+                for _, r in checks.sort_values("alpha").iterrows()]
         lines += ["", f"### Full scale check: bundled workload ({NB_JOBS} jobs, seed 3), one run each", "",
-                  "| alpha | mean distance | mean distance, peak window | median I/O slowdown % high | "
-                  "median job slowdown % high | mean displacement | mean wait h | makespan h |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for _, r in checks.sort_values("alpha").iterrows():
-            lines.append(f"| {r['alpha']:.1f} | {r['mean_distance']:.3f} | {r['mean_distance_peaks']:.3f} | "
-                         f"{r['high_io_slowdown_median']:.1f} | {r['high_job_slowdown_median']:.1f} | "
-                         f"{r['all_displacement_mean']:.1f} | {r['mean_wait_h']:.2f} | {r['makespan_h']:.1f} |")
+                  markdown_table(["alpha", "mean distance", "mean distance, peak window", "median I/O slowdown % high",
+                                  "median job slowdown % high", "mean displacement", "mean wait h", "makespan h"],
+                                 body)]
     lines += ["", f"Jobs killed at their walltime, all runs: {int(rows['killed'].sum())}.", "", END]
     return "\n".join(lines)
 

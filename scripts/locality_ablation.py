@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from batio.schedulers.locality import metrics as lm
 from batio.errors import exits_on_error
-from batio.report import markdown_table
+from batio.schedulers.locality import metrics as lm
 from batio.sweep import read_results
+from batio.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "locality_authors"
@@ -128,7 +128,7 @@ def main(argv=None):
         (out / "reproduction.md").write_text(markdown_table(
             ["variant", "authors' mean stretch", "batio (authors' model)", "ratio", "t_k within 1 s (all jobs)",
              "t_k within 1 s (evaluated)", "same node", "worst job (t_k gap)", "wall time (s): batio / authors"],
-            rows) + "\n")
+            rows, align_right_from=1) + "\n")
         compared.to_csv(out / "reproduction.csv", index=False)
 
     table = ablation(runs, args.slice)
@@ -147,7 +147,7 @@ def main(argv=None):
                 row.append("")
         if any(row[1:]):
             rows.append(row)
-    (out / "ablation.md").write_text(markdown_table(["variant", *models], rows) + "\n")
+    (out / "ablation.md").write_text(markdown_table(["variant", *models], rows, align_right_from=1) + "\n")
     print((out / "ablation.md").read_text())
 
 

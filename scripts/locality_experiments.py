@@ -27,7 +27,7 @@ from batio.errors import exits_on_error  # noqa: E402
 from batio.schedulers.locality import metrics as lm  # noqa: E402
 from batio.sweep import read_results  # noqa: E402
 from batio.engine.platform import read_properties  # noqa: E402
-from batio.report import markdown_table  # noqa: E402
+from batio.tables import markdown_table  # noqa: E402
 
 BASELINES = {False: "fcfs", True: "fcfs-bf"}
 
@@ -126,7 +126,7 @@ def main(argv=None):
     summary = summarize(tables, costs)
     summary.to_csv(out / "summary.csv")
     rows = [[policy] + [_cell(value) for value in row] for policy, row in zip(summary.index, summary.values)]
-    (out / "summary.md").write_text(markdown_table(["policy", *summary.columns], rows) + "\n")
+    (out / "summary.md").write_text(markdown_table(["policy", *summary.columns], rows, align_right_from=1) + "\n")
     print(summary.to_string(float_format=lambda value: f"{value:.3f}"))
     for policy, table in tables.items():
         usage_figure(policy, table, out / f"usage_{policy}.png")
