@@ -311,7 +311,8 @@ def test_periodic_configs_make_the_experiments_runs(tmp_path, config, exclusive,
     run = next(run for run in runs if run.workload == "U-BN_a0.7" and run.seed == 1)
     made = json.loads(Path(run.workload_file).read_text())
     assert made["experiment"] == {"family": "U-BN", "alpha": 0.7, "index": 1}
-    expected = periodic.generate("U-BN", 0.7, 60, 2 * 1000 + 70 + 1 + 1, volume_scaling=volume_scaling)
+    # The script's seed: 1000 x the family's number (U-BN: 2) + 10 x alpha x 10 + the index + 1.
+    expected = periodic.generate("U-BN", 0.7, 60, 2072, volume_scaling=volume_scaling)
     assert made["jobs"] == expected["jobs"] and made["profiles"] == expected["profiles"]
 
 
