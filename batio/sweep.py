@@ -480,7 +480,7 @@ class _Instance:
     workload_file: str
     seed: int | None
     alone_file: str | None          # its reference workload, for the I/O slowdown
-    _fields: dict | None = None
+    _fields: dict | None = field(default=None, repr=False, compare=False)  # its top-level fields, once read
 
     def workload_field(self, name, source, where):
         if self._fields is None:

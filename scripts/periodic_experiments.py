@@ -31,7 +31,7 @@ and LS-noIO); ``--strategies`` keeps some of them. The defaults reproduce
 
     .venv/bin/batio sweep scripts/sweeps/periodic_lessons.yaml --workers 2
     .venv/bin/batio sweep scripts/sweeps/periodic_fair.yaml --workers 2
-    .venv/bin/python scripts/periodic_experiments.py out/sweeps/periodic_lessons out/sweeps/periodic_fair
+    .venv/bin/python scripts/periodic_experiments.py --from-sweep out/sweeps/periodic_lessons out/sweeps/periodic_fair
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def read_sweeps(folders, strategies=None):
     for folder in map(Path, folders):
         table_path = folder / "results.csv"
         if not table_path.is_file():
-            raise SystemExit(f"{folder}: no results.csv (run `batio sweep CONFIG --out {folder}` first)")
+            raise SystemExit(f"--from-sweep {folder}: no results.csv (run `batio sweep CONFIG --out {folder}` first)")
         table = pd.read_csv(table_path, keep_default_na=False)
         for row in table.itertuples():
             where = f"{table_path}, run {row.run_id}"
@@ -284,7 +284,7 @@ def write_tables(frame, md_path, header=""):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folders", nargs="+", metavar="DIR",
+    parser.add_argument("--from-sweep", nargs="+", metavar="DIR", required=True,
                         help="output folders of `batio sweep scripts/sweeps/periodic_*.yaml`")
     parser.add_argument("--strategies", nargs="+", choices=ALL,
                         help="the policies to table and draw (default: every one the folders hold)")
@@ -292,7 +292,7 @@ def main(argv=None):
                         help="folder of periodic.md and periodic/ (figures, summary.csv)")
     args = parser.parse_args(argv)
 
-    results, failed = read_sweeps(args.folders, args.strategies)
+    results, failed = read_sweeps(args.from_sweep, args.strategies)
     families = [family for family in FAMILIES if any(r["family"] == family for r in results)]
     alphas = sorted({r["alpha"] for r in results})
     workloads = len({r["index"] for r in results})

@@ -319,7 +319,7 @@ def test_the_table_step_measures_the_sweeps_runs(tmp_path):
     assert set(table["status"]) == {"ok"} and json.loads(table.set_index("policy").loc["Random", "options"]) == {
         "packs": "Random", "seed": 1}
 
-    assert step.main([str(tmp_path / "sweep"), "--results", str(tmp_path / "results")]) == 0
+    assert step.main(["--from-sweep", str(tmp_path / "sweep"), "--results", str(tmp_path / "results")]) == 0
     summary = pd.read_csv(tmp_path / "results" / "periodic" / "summary.csv").set_index("strategy")
     assert sorted(summary.index) == ["Char", "LS", "Max", "Random"]
     assert set(summary["model"]) == {"exclusive"} and set(summary["index"]) == {1}
@@ -344,7 +344,8 @@ def test_the_table_step_measures_the_sweeps_runs(tmp_path):
         "fig6_max_stretch_exclusive.png", "fig7_mean_stretch_exclusive.png"]
 
     # --strategies keeps some; the same runs twice is an error, not a doubled mean.
-    assert step.main([str(tmp_path / "sweep"), "--strategies", "LS", "Max", "--results", str(tmp_path / "two")]) == 0
+    sweep = str(tmp_path / "sweep")
+    assert step.main(["--from-sweep", sweep, "--strategies", "LS", "Max", "--results", str(tmp_path / "two")]) == 0
     assert sorted(pd.read_csv(tmp_path / "two" / "periodic" / "summary.csv")["strategy"]) == ["LS", "Max"]
     with pytest.raises(SystemExit, match="a second run of"):
-        step.main([str(tmp_path / "sweep"), str(tmp_path / "sweep"), "--results", str(tmp_path / "twice")])
+        step.main(["--from-sweep", sweep, sweep, "--results", str(tmp_path / "twice")])
