@@ -308,7 +308,7 @@ def test_periodic_configs_make_the_experiments_runs(tmp_path, config, exclusive,
     options = {run.policy: run.options for run in runs}
     assert options.get("LS-LJF", {"order": "ljf"}) == {"order": "ljf"}
     assert options.get("LS-noIO", {"bandwidth": 1e30}) == {"bandwidth": 1e30}
-    run = next(run for run in runs if run.workload == "U-BN_a0.7" and run.seed == 1)
+    run = next(run for run in runs if run.workload.startswith("U-BN_a0.7") and run.seed == 1)
     made = json.loads(Path(run.workload_file).read_text())
     assert made["experiment"] == {"family": "U-BN", "alpha": 0.7, "index": 1}
     # The script's seed: 1000 x the family's number (U-BN: 2) + 10 x alpha x 10 + the index + 1.
