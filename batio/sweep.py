@@ -15,6 +15,12 @@ files' SHA-256, options, engine, batio version): changing an input makes new
 runs instead of reusing stale ones. A failed run is finished too, with its
 error in its row (``--retry-failed`` runs those again).
 
+A scheduler option or run option whose whole value is ``"{seed}"`` or
+``"{workload.FIELD}"`` is a per-run value: the run's workload seed, or the
+top-level field FIELD of the run's workload file (a generator can so choose
+a run option per workload). It is replaced before the run is hashed, so the
+run id is that of the same run written with the value itself.
+
 For the I/O slowdown (see ``metrics.job_io_slowdowns``) each platform x workload
 instance also gets a *reference run*: the same jobs submitted one after the
 other, each after the previous one's walltime, so that every job runs alone.
@@ -31,6 +37,7 @@ import math
 import multiprocessing
 import os
 from pathlib import Path
+import re
 import shutil
 import sys
 import time
@@ -70,6 +77,10 @@ CONFIG_KEYS = {
     "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds, max_idle: seconds, "
                    "io_exclusive: true|false}",
 }
+# A whole option value in braces is a per-run value (see the module docstring).
+PER_RUN_VALUE = re.compile(r"\{([^{}]*)\}")
+PER_RUN_VALUES = '"{seed}" (the workload seed) or "{workload.FIELD}" (a top-level field of the run\'s workload)'
+WORKLOAD_FIELD = re.compile(r"workload\.([A-Za-z_][A-Za-z0-9_]*)")
 REQUIRED_KEYS = ("platforms", "workloads", "schedulers")
 WORKLOAD_KEYS = ("generator", "args", "name")
 SCHEDULER_KEYS = ("scheduler", "options", "grid", "label")
@@ -92,6 +103,7 @@ class Policy:
     label: str
     scheduler: str                 # as written: batio/pybatsim name, .py file, or batsched:VARIANT
     options: dict = field(default_factory=dict)
+    where: str = "schedulers"      # the config field of its options, which errors name
 
 
 @dataclass
@@ -185,7 +197,7 @@ def load_config(path):
         engines=_engines(config.get("engines", ["embedded"]), path),
         baseline=config.get("baseline"),
         io_slowdown=config.get("io_slowdown", True),
-        run_options=_run_options(config.get("run_options", {}), path),
+        run_options=_run_options(config.get("run_options", {}), path, per_run=True),
     )
     if not isinstance(grid.io_slowdown, bool):
         raise InputError(path, f"expected true or false, got {grid.io_slowdown!r}", field="io_slowdown")
@@ -270,6 +282,11 @@ def _policies(entry, base, source, where):
         if not isinstance(values, list) or not values:
             raise InputError(source, f"expected a non-empty list of values, got {values!r}",
                              field=f"{where}.grid.{key}")
+    for key, value in options.items():
+        _per_run_name(value, source, f"{where}.options.{key}")
+    for key, values in grid.items():
+        for value in values:
+            _per_run_name(value, source, f"{where}.grid.{key}")
     scheduler = name if is_batsched(name) else _as_input_path(name, base, ".py")
     label = str(entry.get("label") or (name if is_batsched(name) else Path(name).stem))
     combinations = [{}]
@@ -278,7 +295,8 @@ def _policies(entry, base, source, where):
     policies = []
     for combination in combinations:
         suffix = ",".join(f"{key}={json.dumps(value)}" for key, value in combination.items())
-        policies.append(Policy(f"{label}[{suffix}]" if suffix else label, scheduler, {**options, **combination}))
+        policies.append(Policy(f"{label}[{suffix}]" if suffix else label, scheduler, {**options, **combination},
+                               f"{where}.options"))
     return policies
 
 
@@ -306,21 +324,41 @@ def _reject_unknown_keys(mapping, known, source, where):
                              field=f"{where}.{key}" if where else key)
 
 
-def _run_options(value, source):
+def _run_options(value, source, per_run=False):
+    """Checked run options; with ``per_run``, a per-run value is checked once it is resolved (``plan``)."""
     if not isinstance(value, dict):
         raise InputError(source, f"expected {CONFIG_KEYS['run_options']}, got {value!r}", field="run_options")
     _reject_unknown_keys(value, RUN_OPTIONS, source, "run_options")
     for key, given in value.items():
-        number = isinstance(given, (int, float)) and not isinstance(given, bool)
-        if key == "mode":
-            valid = given in MODES
-        elif key == "io_exclusive":
-            valid = isinstance(given, bool)
-        else:
-            valid = number and 0 < given < math.inf
-        if not valid:
-            raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=f"run_options.{key}")
+        if not (per_run and _per_run_name(given, source, f"run_options.{key}")):
+            _check_run_option(key, given, source, f"run_options.{key}")
     return value
+
+
+def _check_run_option(key, given, source, where):
+    number = isinstance(given, (int, float)) and not isinstance(given, bool)
+    if key == "mode":
+        valid = given in MODES
+    elif key == "io_exclusive":
+        valid = isinstance(given, bool)
+    else:
+        valid = number and 0 < given < math.inf
+    if not valid:
+        raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=where)
+
+
+def _per_run_name(value, source, where):
+    """``seed`` or ``workload.FIELD`` for a per-run value, None for any other value; a value
+    in braces that names neither is an error (a misspelt per-run value must not reach a run)."""
+    if not isinstance(value, str):
+        return None
+    match = PER_RUN_VALUE.fullmatch(value)
+    if match is None:
+        return None
+    name = match.group(1)
+    if name != "seed" and not WORKLOAD_FIELD.fullmatch(name):
+        raise InputError(source, f"unknown per-run value {value!r}: expected {PER_RUN_VALUES}", field=where)
+    return name
 
 
 def check_grid(grid):
@@ -438,6 +476,47 @@ def alone_workload(workload):
 
 
 # -- planning ---------------------------------------------------------------------------
+@dataclass
+class _Instance:
+    """One workload of the grid: a file, or a generator's workload for one seed."""
+    label: str
+    workload_file: str
+    seed: int | None
+    alone_file: str | None          # its reference workload, for the I/O slowdown
+    _fields: dict | None = field(default=None, repr=False, compare=False)  # its top-level fields, once read
+
+    def workload_field(self, name, source, where):
+        if self._fields is None:
+            self._fields = json.loads(Path(self.workload_file).read_text())
+        if name not in self._fields:
+            raise InputError(source, f"workload {self.label}" + ("" if self.seed is None else f" seed {self.seed}")
+                             + f" ({self.workload_file}) has no top-level field {name!r}", field=where)
+        return self._fields[name]
+
+    def resolve(self, values, source, where):
+        """``values`` (options or run options) with their per-run values replaced by this workload's."""
+        resolved = {}
+        for key, value in values.items():
+            name = _per_run_name(value, source, f"{where}.{key}")
+            if name is None:
+                resolved[key] = value
+            elif name == "seed":
+                if self.seed is None:
+                    raise InputError(source, f"\"{{seed}}\" is the seed of a generated workload, and workload "
+                                             f"{self.label} is a file", field=f"{where}.{key}")
+                resolved[key] = self.seed
+            else:
+                resolved[key] = self.workload_field(name.split(".", 1)[1], source, f"{where}.{key}")
+        return resolved
+
+    def resolve_run_options(self, run_options, source):
+        resolved = self.resolve(run_options, source, "run_options")
+        for key, value in run_options.items():
+            if _per_run_name(value, source, f"run_options.{key}"):  # the others were checked when read
+                _check_run_option(key, resolved[key], source, f"run_options.{key}")
+        return resolved
+
+
 def _run_id(kind, label, workload, seed, platform, engine, key):
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
     seed_part = "" if seed is None else f"-s{seed}"
@@ -466,7 +545,7 @@ def plan(grid, out):
             digests[path] = file_digest(path)
         return digests[path]
 
-    instances = []  # (label, workload file, seed, reference workload file or None)
+    instances = []
     for source in grid.workloads:
         files = ([(_checked_workload(source.path, grid.source), None)] if source.path else
                  [(generate_workload(source, seed, workloads_dir, grid.source), seed) for seed in grid.seeds])
@@ -476,7 +555,7 @@ def plan(grid, out):
             if alone is not None:
                 alone_file = str(workloads_dir / f"{Path(workload_file).stem}-{digest(workload_file)[:8]}-alone.json")
                 _write_if_changed(alone_file, json.dumps(alone, indent=1) + "\n")
-            instances.append((source.label, workload_file, seed, alone_file))
+            instances.append(_Instance(source.label, workload_file, seed, alone_file))
     reference_scheduler, reference_options = catalog.scheduler_file_and_options(REFERENCE_SCHEDULER)
     reference_run_options = {**grid.run_options, "io_sample_period": REFERENCE_IO_SAMPLE_PERIOD}
     policies = []
@@ -489,17 +568,20 @@ def plan(grid, out):
                              {**grid.run_options, **catalog.batsim_features(policy.scheduler)}))
     references, runs = [], []
     for platform in grid.platforms:
-        for label, workload_file, seed, alone_file in instances:
+        for instance in instances:
+            label, seed = instance.label, instance.seed
             for engine in grid.engines:
                 reference = None
-                if alone_file:
+                if instance.alone_file:
                     reference = _planned("reference", "alone", str(Path(reference_scheduler).resolve()),
-                                         reference_options, platform, label, alone_file, seed, engine,
-                                         reference_run_options, digest)
+                                         reference_options, platform, label, instance.alone_file, seed, engine,
+                                         instance.resolve_run_options(reference_run_options, grid.source), digest)
                     references.append(reference)
                 for policy, scheduler, options, run_options in policies:
-                    runs.append(_planned("policy", policy.label, scheduler, options, platform, label, workload_file,
-                                         seed, engine, run_options, digest,
+                    runs.append(_planned("policy", policy.label, scheduler,
+                                         instance.resolve(options, grid.source, policy.where), platform, label,
+                                         instance.workload_file, seed, engine,
+                                         instance.resolve_run_options(run_options, grid.source), digest,
                                          reference.run_id if reference else None))
     return references + runs
 

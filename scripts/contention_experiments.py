@@ -173,7 +173,7 @@ def periodic(out, workers):
     tables = []
     for exclusive, key in ((False, "periodic"), (True, "periodic_exclusive")):
         config = {"platforms": [platform_file(out, "periodic_rack", s) for s in STEEPNESS[key]],
-                  "workloads": [{"generator": f"{ROOT / 'scripts' / 'periodic_experiments.py'}:sweep_workload",
+                  "workloads": [{"generator": "batio.workloads.periodic:sweep_workload",
                                  "args": {"family": family, "alpha": alpha, "jobs": 60},
                                  "name": f"{family}_a{alpha}"}
                                 for family in ("M-BN", "M-No", "U-BN", "U-No") for alpha in PERIODIC_ALPHAS],

@@ -1,14 +1,20 @@
-"""The list-versus-pack experiments of seed 001 (Jeannot, Pallez, Vidal,
-IJHPCA 2023), on the embedded engine.
+"""The tables and figures of seed 001's list-versus-pack experiments
+(Jeannot, Pallez, Vidal, IJHPCA 2023), from ``batio sweep`` outputs.
 
-For each workload family (M-BN, M-No, U-BN, U-No), I/O load alpha in
-0.2..0.8 and ``--workloads`` seeded workloads of ``--jobs`` periodic jobs
-(``workloads/periodic.py``) on ``platforms/periodic_rack.xml``, runs I/O-aware
-list scheduling (LS, ``schedulers/list_vs_pack/ioList.py``, conservative backfilling) and
-pack scheduling (``schedulers/list_vs_pack/ioPack.py``: Random, Max, Char, with
-backfilling) under both I/O models of the engine: Batsim's fair sharing (the
-default) and ``io_exclusive`` (one transfer at a time, FIFO: the paper's
-model). Then it draws the paper's figures as PNG files:
+The experiments are sweep configs (``scripts/sweeps/periodic_*.yaml``: each
+one's header says what it reproduces and its commands): workload families
+M-BN, M-No, U-BN, U-No x I/O load alpha 0.2..0.8 x seeded workloads of
+periodic jobs (``batio.workloads.periodic:sweep_workload``) on
+``platforms/periodic_rack.xml``, under I/O-aware list scheduling (LS,
+``schedulers/list_vs_pack/ioList.py``, conservative backfilling) and pack
+scheduling (``schedulers/list_vs_pack/ioPack.py``: Random, Max, Char, with
+backfilling), under either I/O model of the engine: Batsim's fair sharing
+and ``io_exclusive`` (one transfer at a time, FIFO: the paper's model).
+
+This script simulates nothing: it reads the sweeps' output folders
+(``results.csv``, ``runs/``, ``workloads/``), measures every run with the
+paper's metrics (``schedulers/list_vs_pack/metrics.py``) and draws the
+paper's figures as PNG files:
 
 * Fig. 4-5: utilisation during the execution (the paper's cumulative U(t)
   and the instantaneous one), per family and alpha;
@@ -18,37 +24,21 @@ model). Then it draws the paper's figures as PNG files:
 * Fig. 9: mean stretch against the idle ratio (M-BN);
 
 and writes ``summary.csv`` (one row per run) and the tables of
-``scripts/results/periodic.md`` (between its ``tables`` markers).
+``RESULTS/periodic.md`` (between its ``tables`` markers). Each policy label
+of the sweeps is a strategy (LS, Random, Max, Char, and the controls LS-LJF
+and LS-noIO); ``--strategies`` keeps some of them. The defaults reproduce
+``scripts/results/periodic.md``:
 
-Controls beyond the paper: ``--strategies`` may add ``LS-LJF`` (LS, queue
-longest first) and ``LS-noIO`` (LS with a bandwidth that never binds);
-``--volume-scaling none`` makes I/O volumes independent of job sizes (see
-``workloads/periodic.py``); ``--models`` restricts the I/O models. Use
-another ``--results`` folder for them: the defaults reproduce
-``scripts/results/periodic.md``.
-
-Each simulation runs in a forked child (``batio.engine.run.run_here``: one
-SimGrid engine per process) with ``--workers`` at a time; a run whose
-``result.json`` exists is not run again (``--force`` reruns).
-
-``--from-sweep DIR ...`` simulates nothing: it makes the same figures and
-tables from the outputs of ``batio sweep scripts/sweeps/periodic_*.yaml``
-(whose workloads come from ``sweep_workload``, this script's workloads).
-
-    .venv/bin/python scripts/periodic_experiments.py            # the default scale
-    .venv/bin/python scripts/periodic_experiments.py --jobs 20 --workloads 1 --alphas 0.2 0.8   # a smoke test
+    .venv/bin/batio sweep scripts/sweeps/periodic_lessons.yaml --workers 2
+    .venv/bin/batio sweep scripts/sweeps/periodic_fair.yaml --workers 2
+    .venv/bin/python scripts/periodic_experiments.py --from-sweep out/sweeps/periodic_lessons out/sweeps/periodic_fair
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import multiprocessing
-import multiprocessing.connection
-import sys
-import time
-import traceback
 from pathlib import Path
+import sys
 
 import numpy as np
 import pandas as pd
@@ -57,14 +47,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from batio.schedulers.list_vs_pack import metrics as pm  # noqa: E402
-from batio.engine.run import RunSpec  # noqa: E402
 from batio.workloads import periodic  # noqa: E402
 
-PLATFORM = ROOT / "platforms" / "periodic_rack.xml"
 NB_HOSTS = periodic.DEFAULT_HOSTS
 BANDWIDTH = periodic.DEFAULT_BANDWIDTH
-FAMILIES = ["M-BN", "M-No", "U-BN", "U-No"]
-ALPHAS = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+FAMILIES = list(periodic.SHORT_NAMES)  # M-BN, M-No, U-BN, U-No
 STRATEGIES = ["LS", "Random", "Max", "Char"]  # the paper's four
 # Controls, not in the paper: LS with the queue sorted longest first, and LS
 # blind to I/O (the same planning, with an I/O bandwidth that never binds).
@@ -74,53 +61,7 @@ MODELS = {"fair": False, "exclusive": True}
 COLOURS = {"LS": "tab:blue", "Random": "tab:green", "Max": "tab:orange", "Char": "tab:red",
            "LS-LJF": "tab:purple", "LS-noIO": "tab:gray"}
 BINS = 40  # time bins over each run's makespan
-SAMPLES_PER_RUN = 2000  # I/O throughput samples per lower bound of the run
 MARK_BEGIN, MARK_END = "<!-- tables:begin -->", "<!-- tables:end -->"
-
-
-def scheduler_of(strategy, index):
-    if strategy == "LS":
-        return ROOT / "schedulers" / "list_vs_pack" / "ioList.py", {}
-    if strategy == "LS-LJF":
-        return ROOT / "schedulers" / "list_vs_pack" / "ioList.py", {"order": "ljf"}
-    if strategy == "LS-noIO":
-        return ROOT / "schedulers" / "list_vs_pack" / "ioList.py", {"bandwidth": 1e30}
-    return ROOT / "schedulers" / "list_vs_pack" / "ioPack.py", {"packs": strategy, "seed": index}
-
-
-def workload_seed(family, alpha, index):
-    return 1000 * FAMILIES.index(family) + 10 * round(alpha * 10) + index + 1
-
-
-def sweep_workload(seed, family, alpha, jobs, volume_scaling="hosts"):
-    """This script's workload number ``seed`` (0, 1, ...) of ``family`` at
-    ``alpha``, as a ``batio sweep`` generator (``scripts/sweeps/periodic_*.yaml``).
-    It records what ``--from-sweep`` needs to place the run in the tables."""
-    workload = periodic.generate(family, alpha, jobs, workload_seed(family, alpha, seed),
-                                 volume_scaling=volume_scaling)
-    workload["experiment"] = {"family": family, "alpha": alpha, "index": seed}
-    return workload
-
-
-# -- one run, in a forked child ---------------------------------------------------
-
-def run_task(task):
-    """Simulate, then compute the run's metrics and curves into result.json."""
-    from batio.engine.run import run_here
-    prefix = Path(task["prefix"])
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    workload = json.loads(Path(task["workload"]).read_text())
-    bound = pm.lower_bound(workload, NB_HOSTS)
-    spec = RunSpec(str(PLATFORM), [task["workload"]], str(task["scheduler"]), str(prefix),
-                   options=task["options"], io_exclusive=task["exclusive"],
-                   io_sample_period=max(1.0, bound / SAMPLES_PER_RUN))
-    started = time.perf_counter()
-    with open(f"{prefix}_scheduler.log", "w") as log, contextlib.redirect_stdout(log), \
-            contextlib.redirect_stderr(log):
-        run_here(spec)
-    wall = time.perf_counter() - started
-    result = measure({k: task[k] for k in ("family", "alpha", "index", "strategy", "model")}, prefix, workload, wall)
-    Path(task["result"]).write_text(json.dumps(result))
 
 
 def measure(run, prefix, workload, wall):
@@ -137,90 +78,10 @@ def measure(run, prefix, workload, wall):
             "curves": {k: list(map(float, v)) for k, v in curves.items()}}
 
 
-def _child(task):
-    try:
-        run_task(task)
-    except BaseException:  # noqa: BLE001 - reported by the parent
-        Path(task["result"] + ".error").write_text(traceback.format_exc())
-        raise SystemExit(1)
-
-
-def run_all(tasks, workers):
-    context = multiprocessing.get_context("fork")
-    pending = [task for task in tasks]
-    running = {}
-    done = failed = 0
-    began = time.perf_counter()
-    while pending or running:
-        while pending and len(running) < workers:
-            task = pending.pop(0)
-            process = context.Process(target=_child, args=(task,))
-            process.start()
-            running[process.sentinel] = (process, task)
-        ready = multiprocessing.connection.wait(list(running))
-        for sentinel in ready:
-            process, task = running.pop(sentinel)
-            process.join()
-            if process.exitcode == 0:
-                done += 1
-            else:
-                failed += 1
-                print(f"FAILED {task['prefix']}: see {task['result']}.error", file=sys.stderr)
-        print(f"\r{done + failed}/{len(tasks)} runs, {failed} failed, {time.perf_counter() - began:.0f} s",
-              end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    return failed
-
-
-# -- the experiment plan ---------------------------------------------------------
-
-def plan(args):
-    out = Path(args.out)
-    (out / "workloads").mkdir(parents=True, exist_ok=True)
-    tasks = []
-    for family in args.families:
-        for alpha in args.alphas:
-            for index in range(args.workloads):
-                name = f"{family}_a{alpha:.1f}_{index}" + ("" if args.volume_scaling == "hosts" else "_vnone")
-                path = out / "workloads" / f"{name}.json"
-                if not path.exists() or args.force:
-                    workload = periodic.generate(family, alpha, args.jobs, workload_seed(family, alpha, index),
-                                                 volume_scaling=args.volume_scaling)
-                    path.write_text(json.dumps(workload))
-                for strategy in args.strategies:
-                    scheduler, options = scheduler_of(strategy, index)
-                    for model in args.models:
-                        exclusive = MODELS[model]
-                        run = out / runs_folder(args) / model / strategy / name
-                        result = str(run / "result.json")
-                        if Path(result).exists() and not args.force:
-                            continue
-                        tasks.append({"family": family, "alpha": alpha, "index": index, "strategy": strategy,
-                                      "model": model, "exclusive": exclusive, "workload": str(path),
-                                      "scheduler": str(scheduler), "options": options,
-                                      "prefix": str(run / "out"), "result": result})
-    return tasks
-
-
-def runs_folder(args):
-    return "runs" if args.volume_scaling == "hosts" else "runs_vnone"
-
-
-def collect(args):
-    results = []
-    for path in sorted(Path(args.out, runs_folder(args)).glob("*/*/*/result.json")):
-        result = json.loads(path.read_text())
-        if (result["family"] in args.families and any(abs(result["alpha"] - a) < 1e-9 for a in args.alphas)
-                and result["index"] < args.workloads and result["strategy"] in args.strategies
-                and result["model"] in args.models):
-            results.append(result)
-    return results
-
-
-def from_sweep(folders):
+def read_sweeps(folders, strategies=None):
     """The results of ``batio sweep`` outputs (``results.csv`` + ``runs/``) of
-    ``scripts/sweeps/periodic_*.yaml``, measured as ``run_task`` measures its
-    own runs. Returns (results, number of failed runs)."""
+    ``scripts/sweeps/periodic_*.yaml``, each run measured (``measure``), keeping the
+    ``strategies`` (policy labels; None: all). Returns (results, number of failed runs)."""
     results, seen, failed = [], set(), 0
     for folder in map(Path, folders):
         table_path = folder / "results.csv"
@@ -228,17 +89,19 @@ def from_sweep(folders):
             raise SystemExit(f"--from-sweep {folder}: no results.csv (run `batio sweep CONFIG --out {folder}` first)")
         table = pd.read_csv(table_path, keep_default_na=False)
         for row in table.itertuples():
-            if row.status != "ok":
-                failed += 1
-                print(f"FAILED {row.run_id}: {row.error}", file=sys.stderr)
-                continue
             where = f"{table_path}, run {row.run_id}"
             if row.policy not in ALL:
                 raise SystemExit(f"{where}: policy {row.policy!r} is none of this script's strategies "
                                  f"({', '.join(ALL)}): label it as one of them in the sweep config")
+            if strategies is not None and row.policy not in strategies:
+                continue
+            if row.status != "ok":
+                failed += 1
+                print(f"FAILED {row.run_id}: {row.error}", file=sys.stderr)
+                continue
             workload = json.loads((folder / "workloads" / Path(row.workload_file).name).read_text())
             if "experiment" not in workload:
-                raise SystemExit(f"{where}: its workload was not made by this script's sweep_workload generator")
+                raise SystemExit(f"{where}: its workload was not made by batio.workloads.periodic:sweep_workload")
             spec = json.loads((folder / row.run_dir / "out_run.json").read_text())["spec"]
             model = next(name for name, exclusive in MODELS.items() if exclusive == spec["io_exclusive"])
             run = {**workload["experiment"], "strategy": row.policy, "model": model}
@@ -421,37 +284,18 @@ def write_tables(frame, md_path, header=""):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--jobs", type=int, default=60, help="jobs per workload")
-    parser.add_argument("--workloads", type=int, default=3, help="workloads per (family, alpha) point")
-    parser.add_argument("--alphas", type=float, nargs="+", default=ALPHAS)
-    parser.add_argument("--families", nargs="+", default=FAMILIES, choices=FAMILIES)
-    parser.add_argument("--strategies", nargs="+", default=STRATEGIES, choices=STRATEGIES + EXTRA_STRATEGIES)
-    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
-    parser.add_argument("--volume-scaling", default="hosts", choices=periodic.VOLUME_SCALINGS,
-                        help="I/O volumes proportional to Q_i / P (the paper's formula) or independent of Q_i")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", default=str(ROOT / "out" / "periodic"), help="workloads and raw outputs")
+    parser.add_argument("--from-sweep", nargs="+", metavar="DIR", required=True,
+                        help="output folders of `batio sweep scripts/sweeps/periodic_*.yaml`")
+    parser.add_argument("--strategies", nargs="+", choices=ALL,
+                        help="the policies to table and draw (default: every one the folders hold)")
     parser.add_argument("--results", default=str(ROOT / "scripts" / "results"),
                         help="folder of periodic.md and periodic/ (figures, summary.csv)")
-    parser.add_argument("--force", action="store_true", help="regenerate and rerun everything")
-    parser.add_argument("--from-sweep", nargs="+", metavar="DIR",
-                        help="simulate nothing: make the figures and tables from the output folders of "
-                             "`batio sweep scripts/sweeps/periodic_*.yaml` (the grid options are then ignored)")
     args = parser.parse_args(argv)
 
-    began = time.perf_counter()
-    if args.from_sweep:
-        results, failed = from_sweep(args.from_sweep)
-        args.families = [family for family in FAMILIES if any(r["family"] == family for r in results)]
-        args.alphas = sorted({r["alpha"] for r in results})
-        args.workloads = len({r["index"] for r in results})
-        how = "measured from the outputs of `batio sweep`"
-    else:
-        tasks = plan(args)
-        print(f"{len(tasks)} runs to do ({args.workers} at a time)", file=sys.stderr)
-        failed = run_all(tasks, args.workers)
-        results = collect(args)
-        how = f"{len(tasks)} of them simulated by this invocation"
+    results, failed = read_sweeps(args.from_sweep, args.strategies)
+    families = [family for family in FAMILIES if any(r["family"] == family for r in results)]
+    alphas = sorted({r["alpha"] for r in results})
+    workloads = len({r["index"] for r in results})
     frame = pd.DataFrame([{k: v for k, v in r.items() if k != "curves"} for r in results])
     folder = Path(args.results) / "periodic"
     folder.mkdir(parents=True, exist_ok=True)
@@ -460,27 +304,26 @@ def main(argv=None):
     for model in MODELS:
         if frame.empty or (frame["model"] == model).sum() == 0:
             continue
-        figures.append(plot_utilisation(results, model, args.families, args.alphas, folder,
+        figures.append(plot_utilisation(results, model, families, alphas, folder,
                                         "cumulative_utilisation", "utilisation U(t)"))
-        figures.append(plot_utilisation(results, model, args.families, args.alphas, folder,
+        figures.append(plot_utilisation(results, model, families, alphas, folder,
                                         "instant_utilisation", "instantaneous utilisation"))
-        figures.append(plot_stretch(frame, model, args.families, folder, "max_stretch", "fig6"))
-        figures.append(plot_stretch(frame, model, args.families, folder, "mean_stretch", "fig7"))
-        if {"M-BN", "M-No"} <= set(args.families):
-            alpha = 0.6 if any(abs(a - 0.6) < 1e-9 for a in args.alphas) else args.alphas[-1]
+        figures.append(plot_stretch(frame, model, families, folder, "max_stretch", "fig6"))
+        figures.append(plot_stretch(frame, model, families, folder, "mean_stretch", "fig7"))
+        if {"M-BN", "M-No"} <= set(families):
+            alpha = 0.6 if any(abs(a - 0.6) < 1e-9 for a in alphas) else alphas[-1]
             figures.append(plot_usage(results, model, folder, alpha))
-        if "M-BN" in args.families:
+        if "M-BN" in families:
             figures.append(plot_idle(frame, model, folder))
-    options = " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a not in ("--force",))
-    header = (f"Generated by `scripts/periodic_experiments.py {options}`: "
-              f"{len(results)} runs ({frame['family'].nunique() if len(frame) else 0} families x "
-              f"{frame['alpha'].nunique() if len(frame) else 0} alphas x {args.workloads} workloads x "
-              f"{frame['strategy'].nunique() if len(frame) else 0} strategies x {frame['model'].nunique() if len(frame) else 0} "
-              f"I/O models), {how} in {time.perf_counter() - began:.0f} s with {args.workers} workers. "
-              "Best value of each row in bold.")
+    command = " ".join(argv if argv is not None else sys.argv[1:])
+    count = {column: frame[column].nunique() if len(frame) else 0
+             for column in ("family", "alpha", "strategy", "model")}
+    header = (f"Generated by `scripts/periodic_experiments.py {command}` from the outputs of `batio sweep`: "
+              f"{len(results)} runs ({count['family']} families x {count['alpha']} alphas x {workloads} workloads x "
+              f"{count['strategy']} strategies x {count['model']} I/O models). Best value of each row in bold.")
     write_tables(frame, Path(args.results) / "periodic.md", header)
-    print(f"{len(results)} results, {failed} failed runs, {time.perf_counter() - began:.0f} s; "
-          f"figures: {', '.join(str(f.name) for f in figures)}", file=sys.stderr)
+    print(f"{len(results)} results, {failed} failed runs; figures: {', '.join(str(f.name) for f in figures)}",
+          file=sys.stderr)
     return 1 if failed else 0
 
 

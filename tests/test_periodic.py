@@ -296,3 +296,56 @@ def test_invalid_scheduler_options_are_clear_errors():
         IoPack({"pack": "Max"})
     assert IoPack({"packs": "char"}).variant == "Char"
     assert math.isinf(IoList({}).backfill_max)
+
+
+# -- the experiments: a sweep config's runs, tabled by scripts/periodic_experiments.py -----
+
+def test_the_table_step_measures_the_sweeps_runs(tmp_path):
+    """The paper's exclusive-I/O config cut to one workload of 20 jobs, run by ``batio sweep``;
+    the step's summary and tables are the runs' schedules measured by hand."""
+    import importlib.util
+
+    import yaml
+
+    from batio.sweep import load_config, run_grid
+    spec = importlib.util.spec_from_file_location("periodic_experiments", ROOT / "scripts" / "periodic_experiments.py")
+    step = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(step)
+    config = yaml.safe_load((ROOT / "scripts" / "sweeps" / "periodic_lessons.yaml").read_text())
+    config["workloads"] = [{**config["workloads"][-1], "args": {"family": "U-No", "alpha": 0.8, "jobs": 20}}]
+    config["seeds"] = [1]
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(config))
+    table, _, _ = run_grid(load_config(tmp_path / "small.yaml"), tmp_path / "sweep", workers=0, progress=False)
+    assert set(table["status"]) == {"ok"} and json.loads(table.set_index("policy").loc["Random", "options"]) == {
+        "packs": "Random", "seed": 1}
+
+    assert step.main(["--from-sweep", str(tmp_path / "sweep"), "--results", str(tmp_path / "results")]) == 0
+    summary = pd.read_csv(tmp_path / "results" / "periodic" / "summary.csv").set_index("strategy")
+    assert sorted(summary.index) == ["Char", "LS", "Max", "Random"]
+    assert set(summary["model"]) == {"exclusive"} and set(summary["index"]) == {1}
+    workload = json.loads(next((tmp_path / "sweep" / "workloads").glob("*.json")).read_text())
+    alone = {str(job["id"]): job["alone_time"] for job in workload["jobs"]}
+    for row in table.itertuples():
+        jobs = pd.read_csv(tmp_path / "sweep" / row.run_dir / "out_jobs.csv", dtype={"job_id": str})
+        stretch = (jobs["finish_time"] - jobs["starting_time"]) / jobs["job_id"].map(alone)
+        measured = summary.loc[row.policy]
+        assert measured["makespan"] == pytest.approx(jobs["finish_time"].max())
+        assert measured["mean_stretch"] == pytest.approx(stretch.mean())
+        assert measured["max_stretch"] == pytest.approx(stretch.max())
+        assert (measured["packs"] > 1) == (row.policy != "LS")  # LS makes no packs
+    text = (tmp_path / "results" / "periodic.md").read_text()
+    row = next(line for line in text.splitlines()[text.splitlines().index("**mean stretch**"):]
+               if line.startswith("| 0.8 |"))
+    assert row == "| 0.8 | " + " | ".join(
+        f"**{value:.3f}**" if value == summary["mean_stretch"].min() else f"{value:.3f}"
+        for value in summary.loc[["LS", "Random", "Max", "Char"], "mean_stretch"]) + " |"
+    assert sorted(path.name for path in (tmp_path / "results" / "periodic").glob("fig*.png")) == [
+        "fig4_5_cumulative_utilisation_exclusive.png", "fig4_5_instant_utilisation_exclusive.png",
+        "fig6_max_stretch_exclusive.png", "fig7_mean_stretch_exclusive.png"]
+
+    # --strategies keeps some; the same runs twice is an error, not a doubled mean.
+    sweep = str(tmp_path / "sweep")
+    assert step.main(["--from-sweep", sweep, "--strategies", "LS", "Max", "--results", str(tmp_path / "two")]) == 0
+    assert sorted(pd.read_csv(tmp_path / "two" / "periodic" / "summary.csv")["strategy"]) == ["LS", "Max"]
+    with pytest.raises(SystemExit, match="a second run of"):
+        step.main(["--from-sweep", sweep, sweep, "--results", str(tmp_path / "twice")])

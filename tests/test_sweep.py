@@ -142,6 +142,78 @@ def test_option_grid_makes_one_policy_per_combination(tmp_path):
     assert len(runs) == 2 and len({run.run_id for run in runs}) == 2 and runs[0].seed is None
 
 
+# A generator whose workloads carry a top-level field for "{workload.FIELD}".
+PERIOD_GENERATOR = """
+from batio.workloads.demo import demo_workload
+
+def make(seed, nb_jobs):
+    workload = demo_workload(seed, nb_jobs)
+    workload["sample_period"] = 10.0 * seed
+    workload["flag"] = "yes"
+    return workload
+"""
+
+
+def per_run_config(tmp_path, seeds, seed_option, period, name="per_run.yaml", workload=None):
+    (tmp_path / "gen.py").write_text(PERIOD_GENERATOR)
+    return write_config(tmp_path, {
+        "platforms": ["cluster16_pfs"], "io_slowdown": False, "seeds": seeds,
+        "workloads": [workload or {"generator": "gen.py:make", "args": {"nb_jobs": 4}, "name": "small"}],
+        "schedulers": [{"scheduler": "iopack", "label": "Random", "options": {"packs": "Random", "seed": seed_option}}],
+        "run_options": {"io_sample_period": period}}, name)
+
+
+def test_per_run_values_are_the_runs_seed_and_workload_field_and_hashed_as_such(tmp_path):
+    from batio.sweep import _spec, gather
+    runs = plan(load_config(per_run_config(tmp_path, [3, 4], "{seed}", "{workload.sample_period}")), tmp_path / "out")
+    assert [(run.seed, run.options, run.run_options) for run in runs] == [
+        (3, {"packs": "Random", "seed": 3}, {"io_sample_period": 30.0}),
+        (4, {"packs": "Random", "seed": 4}, {"io_sample_period": 40.0})]
+    assert [_spec(run, tmp_path / "p").io_sample_period for run in runs] == [30.0, 40.0]
+    assert gather(runs, tmp_path / "out")["opt_seed"].tolist() == [3, 4]  # the table says the value
+    # A run id is the hash of the resolved run: the same as the run written with the values themselves,
+    # and another one as soon as a value differs.
+    written = plan(load_config(per_run_config(tmp_path, [3], 3, 30.0, "written.yaml")), tmp_path / "out")
+    assert written[0].run_id == runs[0].run_id
+    for seed_option, period in ((4, 30.0), (3, 40.0)):
+        other = plan(load_config(per_run_config(tmp_path, [3], seed_option, period, "other.yaml")), tmp_path / "out")
+        assert other[0].run_id != runs[0].run_id
+
+
+@pytest.mark.parametrize("seed_option, period, key, message", [
+    ("{sede}", 1.0, "schedulers[0].options.seed", "unknown per-run value '{sede}'"),
+    ("{seed}", "{workload}", "run_options.io_sample_period", "unknown per-run value"),
+    ("{seed}", "{workload.a b}", "run_options.io_sample_period", "unknown per-run value"),
+])
+def test_misspelt_per_run_values_are_errors_when_the_config_is_read(tmp_path, seed_option, period, key, message):
+    path = per_run_config(tmp_path, [1], seed_option, period)
+    with pytest.raises(InputError, match=message) as raised:
+        load_config(path)
+    assert str(raised.value).startswith(f"{path}, field '{key}': ")
+
+
+@pytest.mark.parametrize("seed_option, period, workload, key, message", [
+    ("{seed}", 1.0, "demo", "schedulers[0].options.seed", "seed of a generated workload, and workload demo is a file"),
+    (1, "{seed}", "demo", "run_options.io_sample_period", "workload demo is a file"),
+    (1, "{workload.nothere}", None, "run_options.io_sample_period", "workload small seed 0 .* no top-level field"),
+    (1, "{workload.flag}", None, "run_options.io_sample_period", "a number of seconds > 0, got 'yes'"),
+    (1, "{workload.sample_period}", None, "run_options.io_sample_period", "a number of seconds > 0, got 0.0"),
+])
+def test_per_run_values_that_do_not_resolve_are_errors_before_any_run(tmp_path, seed_option, period, workload,
+                                                                       key, message):
+    path = per_run_config(tmp_path, [0], seed_option, period, workload=workload)  # seed 0: a sample period of 0
+    if workload:  # a file workload takes no seeds
+        import yaml
+        config = yaml.safe_load(path.read_text())
+        del config["seeds"]
+        path = write_config(tmp_path, config, "file.yaml")
+    grid = load_config(path)
+    with pytest.raises(InputError, match=message) as raised:
+        plan(grid, tmp_path / "out")
+    assert str(raised.value).startswith(f"{path}, field '{key}': ")
+    assert not (tmp_path / "out" / "runs").exists()
+
+
 def test_reference_workload_runs_every_job_alone():
     workload = {"nb_res": 4, "profiles": {}, "jobs": [
         {"id": 2, "subtime": 5, "walltime": 30, "res": 1, "profile": "p"},
@@ -218,21 +290,40 @@ def test_a_sweep_turns_on_the_batsim_features_its_schedulers_need(tmp_path):
     assert not (specs["easy"].dynamic_jobs or specs["easy"].compute_sharing)
 
 
-@pytest.mark.parametrize("config, exclusive", [("periodic_lessons", True), ("periodic_fair", False)])
-def test_periodic_configs_are_the_scripts_grid(tmp_path, config, exclusive):
+@pytest.mark.parametrize("config, exclusive, policies, workloads, volume_scaling", [
+    ("periodic_lessons", True, ["LS", "Random", "Max", "Char"], 4, "hosts"),
+    ("periodic_fair", False, ["LS", "Random", "Max", "Char"], 4, "hosts"),
+    ("periodic_control_exclusive", True, ["LS-LJF", "LS-noIO"], 4, "hosts"),
+    ("periodic_control_fair", False, ["LS-LJF", "LS-noIO"], 4, "hosts"),
+    ("periodic_vnone", True, ["LS", "LS-noIO", "Random", "Max", "Char"], 2, "none"),
+])
+def test_periodic_configs_make_the_experiments_runs(tmp_path, config, exclusive, policies, workloads, volume_scaling):
+    """Each run is the one scripts/periodic_experiments.py made when it ran its own (before the sweeps):
+    its workload, Random's seed (the workload index) and the storage's sample period (lower bound / 2000)."""
+    from batio.schedulers.list_vs_pack.metrics import lower_bound
     from batio.sweep import _spec
-    experiments = _script("periodic_experiments")
+    from batio.workloads import periodic
     runs = plan(load_config(ROOT / "scripts" / "sweeps" / f"{config}.yaml"), tmp_path)
-    # 4 families x 7 alphas x 4 workloads x 4 strategies, no reference runs
-    assert len(runs) == 448 and {run.kind for run in runs} == {"policy"}
-    assert {run.policy for run in runs} == set(experiments.STRATEGIES)
-    assert all(_spec(run, tmp_path / "p").io_exclusive is exclusive for run in runs)
-    # Its workloads are the script's: the same jobs for the same (family, alpha, index).
-    run = next(run for run in runs if run.workload == "U-BN_a0.7" and run.seed == 2)
+    # 4 families x 7 alphas x the workloads x the policies, no reference runs
+    assert len(runs) == 4 * 7 * workloads * len(policies) and {run.kind for run in runs} == {"policy"}
+    assert sorted({run.policy for run in runs}) == sorted(policies)
+    assert {run.seed for run in runs} == set(range(workloads))
+    for run in runs:
+        if run.policy in ("Random", "Max", "Char"):
+            assert run.options == {"packs": run.policy, "seed": run.seed}
+        spec = _spec(run, tmp_path / "p")
+        assert spec.io_exclusive is exclusive
+        made = json.loads(Path(run.workload_file).read_text())
+        assert spec.io_sample_period == max(1.0, lower_bound(made, 96) / 2000)
+    options = {run.policy: run.options for run in runs}
+    assert options.get("LS-LJF", {"order": "ljf"}) == {"order": "ljf"}
+    assert options.get("LS-noIO", {"bandwidth": 1e30}) == {"bandwidth": 1e30}
+    run = next(run for run in runs if run.workload.startswith("U-BN_a0.7") and run.seed == 1)
     made = json.loads(Path(run.workload_file).read_text())
-    assert made["experiment"] == {"family": "U-BN", "alpha": 0.7, "index": 2}
-    script = experiments.periodic.generate("U-BN", 0.7, 60, experiments.workload_seed("U-BN", 0.7, 2))
-    assert made["jobs"] == script["jobs"] and made["profiles"] == script["profiles"]
+    assert made["experiment"] == {"family": "U-BN", "alpha": 0.7, "index": 1}
+    # The script's seed: 1000 x the family's number (U-BN: 2) + 10 x alpha x 10 + the index + 1.
+    expected = periodic.generate("U-BN", 0.7, 60, 2072, volume_scaling=volume_scaling)
+    assert made["jobs"] == expected["jobs"] and made["profiles"] == expected["profiles"]
 
 
 def test_equilibrio_config_is_the_scripts_grid(tmp_path):

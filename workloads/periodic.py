@@ -103,6 +103,17 @@ n_i v_i / T_i(b) (bytes/s), ``io_share`` X_i (drawn), ``io_kind`` (``light``
 static batch). The walltime is 100 T_i(b): no schedule here comes near it,
 and schedulers plan with ``alone_time``.
 
+The experiments (``scripts/sweeps/periodic_*.yaml``)
+-----------------------------------------------------
+``sweep_workload`` is their ``batio sweep`` generator: workload number
+``seed`` (0, 1, ...) of a family at an alpha, generated with the seed
+``workload_seed`` gives it. It records ``experiment`` (family, alpha,
+index), which ``scripts/periodic_experiments.py`` tables by, and
+``io_sample_period``, the period at which the configs sample the storage
+(``"{workload.io_sample_period}"``): the lower bound of the run over 2,000,
+at least 1 s. Under fair sharing that period can move job times (see
+``scripts/results/periodic.md``, *Caveats*), so it is part of the experiment.
+
 Usage::
 
     python -m batio.workloads.periodic --family M-BN --alpha 0.6 --jobs 100 --seed 1 > w.json
@@ -116,6 +127,8 @@ import sys
 from statistics import NormalDist
 
 import numpy as np
+
+from batio.schedulers.list_vs_pack.metrics import lower_bound
 
 MIRA_NODES = 49152
 MIRA_BLOCK = 512            # Mira's smallest partition (a midplane)
@@ -380,6 +393,27 @@ def _workload(draw, name, alpha, nb_jobs, seed, P, bandwidth):
                       "io_scale_kappa": draw["kappa"], "alpha_uncalibrated": draw["alpha_uncalibrated"],
                       **draw["info"]},
     })
+    return workload
+
+
+# -- the experiments' workloads ---------------------------------------------------
+
+SAMPLES_PER_LOWER_BOUND = 2000  # storage samples per lower bound of a run
+
+
+def workload_seed(family, alpha, index):
+    """The generator seed of the experiments' workload number ``index`` of ``family`` (M-BN...) at ``alpha``."""
+    if family not in SHORT_NAMES:
+        raise WorkloadParameterError(f"the experiments' families are {', '.join(SHORT_NAMES)}, got {family!r}")
+    return 1000 * list(SHORT_NAMES).index(family) + 10 * round(alpha * 10) + index + 1
+
+
+def sweep_workload(seed, family, alpha, jobs, volume_scaling="hosts"):
+    """The experiments' workload number ``seed`` (0, 1, ...) of ``family`` at ``alpha``, a
+    ``batio sweep`` generator (``batio.workloads.periodic:sweep_workload``)."""
+    workload = generate(family, alpha, jobs, workload_seed(family, alpha, seed), volume_scaling=volume_scaling)
+    workload["experiment"] = {"family": family, "alpha": alpha, "index": seed}
+    workload["io_sample_period"] = max(1.0, lower_bound(workload, workload["nb_res"]) / SAMPLES_PER_LOWER_BOUND)
     return workload
 
 
