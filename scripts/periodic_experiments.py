@@ -46,7 +46,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from batio.errors import exits_on_error  # noqa: E402
 from batio.schedulers.list_vs_pack import metrics as pm  # noqa: E402
+from batio.sweep import RESULTS_FILE, read_results  # noqa: E402
+from batio.tables import bold_best, markdown_table  # noqa: E402
 from batio.workloads import periodic  # noqa: E402
 
 NB_HOSTS = periodic.DEFAULT_HOSTS
@@ -84,21 +87,16 @@ def read_sweeps(folders, strategies=None):
     ``strategies`` (policy labels; None: all). Returns (results, number of failed runs)."""
     results, seen, failed = [], set(), 0
     for folder in map(Path, folders):
-        table_path = folder / "results.csv"
-        if not table_path.is_file():
-            raise SystemExit(f"--from-sweep {folder}: no results.csv (run `batio sweep CONFIG --out {folder}` first)")
-        table = pd.read_csv(table_path, keep_default_na=False)
-        for row in table.itertuples():
-            where = f"{table_path}, run {row.run_id}"
-            if row.policy not in ALL:
-                raise SystemExit(f"{where}: policy {row.policy!r} is none of this script's strategies "
-                                 f"({', '.join(ALL)}): label it as one of them in the sweep config")
-            if strategies is not None and row.policy not in strategies:
-                continue
-            if row.status != "ok":
-                failed += 1
-                print(f"FAILED {row.run_id}: {row.error}", file=sys.stderr)
-                continue
+        ok, failed_runs = read_results(folder, "scripts/sweeps/periodic_*.yaml")
+        unknown = (set(ok["policy"]) | set(failed_runs["policy"])) - set(ALL)
+        if unknown:
+            raise SystemExit(f"{folder / RESULTS_FILE}: policies {sorted(unknown)} are none of this script's "
+                             f"strategies ({', '.join(ALL)}): label them as one of them in the sweep config")
+        if strategies is not None:
+            ok, failed_runs = (table[table["policy"].isin(strategies)] for table in (ok, failed_runs))
+        failed += len(failed_runs)
+        for row in ok.itertuples():
+            where = f"{folder / RESULTS_FILE}, run {row.run_id}"
             workload = json.loads((folder / "workloads" / Path(row.workload_file).name).read_text())
             if "experiment" not in workload:
                 raise SystemExit(f"{where}: its workload was not made by batio.workloads.periodic:sweep_workload")
@@ -242,15 +240,12 @@ METRICS = [("mean_stretch", "mean stretch", "{:.3f}", min), ("max_stretch", "max
            ("idle_ratio", "idle ratio", "{:.3f}", min), ("makespan_over_bound", "makespan / lower bound", "{:.3f}", min)]
 
 
-def _table(table, fmt, best, label):
-    """Markdown rows of ``table`` (index -> strategies), the best value in bold."""
-    lines = [f"| {label} | " + " | ".join(table.columns) + " |", "|---|" + "---|" * len(table.columns)]
-    for key, row in table.iterrows():
-        target = best(row[s] for s in table.columns)
-        cells = [f"**{fmt.format(row[s])}**" if row[s] == target else fmt.format(row[s]) for s in table.columns]
-        key = " | ".join(f"{k:.1f}" if isinstance(k, float) else str(k) for k in (key if isinstance(key, tuple) else (key,)))
-        lines.append(f"| {key} | " + " | ".join(cells) + " |")
-    return lines
+def _table(table, fmt, best):
+    """Markdown lines of ``table`` (index -> strategies), the best value of each row in bold."""
+    keys = (key if isinstance(key, tuple) else (key,) for key in table.index)
+    rows = [[*(f"{k:.1f}" if isinstance(k, float) else k for k in key), *bold_best(list(values), fmt.format, best)]
+            for key, values in zip(keys, table.to_numpy())]
+    return markdown_table([*table.index.names, *table.columns], rows).splitlines()
 
 
 def tables(frame, header):
@@ -269,7 +264,7 @@ def tables(frame, header):
                 table = data.pivot_table(index=index, columns="strategy", values=column, aggfunc="mean")
                 table = table[[s for s in ALL if s in table.columns]]
                 lines.append(f"\n**{title}**\n")
-                lines += _table(table, fmt, best, "family | alpha" if detail else "alpha")
+                lines += _table(table, fmt, best)
     return "\n".join(lines) + "\n"
 
 
@@ -282,6 +277,7 @@ def write_tables(frame, md_path, header=""):
     md_path.write_text(head + MARK_BEGIN + "\n" + tables(frame, header) + MARK_END + tail)
 
 
+@exits_on_error
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--from-sweep", nargs="+", metavar="DIR", required=True,
