@@ -14,6 +14,7 @@ delay jobs/s and a ratio <= 1.0.
 """
 
 import argparse
+import importlib.util
 import json
 from pathlib import Path
 import shutil
@@ -45,6 +46,9 @@ def main():
     parser.add_argument("--no-batsim", action="store_true", help="skip real Batsim even if it is on PATH")
     args = parser.parse_args()
     engines = ["inprocess", "socket"] + ([] if args.no_batsim or not shutil.which("batsim") else ["batsim"])
+    # Which SimGrid the embedded engine loads decides its speed (docs/performance.md):
+    # Debian's thread contexts, or a build whose Python actors run on raw contexts.
+    print(f"embedded engine's SimGrid module: {importlib.util.find_spec('simgrid').origin}")
     print(f"{'case':<20} {'engine':<10} {'jobs/s':>8} {'peak MB':>8} {'wall s':>7} {'/ batsim':>9}")
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
