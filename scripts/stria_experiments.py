@@ -1,81 +1,65 @@
 """Seed 000's experiments (Fig. 3, 5, 6): default backfill, I/O-aware and
-workload-adaptive scheduling of Workloads 1 and 2 on both Stria platforms.
+workload-adaptive scheduling of Workloads 1 and 2 on both Stria platforms,
+as two sweep configs; this script makes the makespan table against the
+paper's from their outputs.
 
-For each platform: the history of every job type run alone (the paper's
-"pre-trained" estimator), then one `batio sweep` over both workloads, the
-seeds and the six policies, then a makespan table against the paper's.
+    .venv/bin/batio sweep scripts/sweeps/stria_literal.yaml --out out/sweeps/stria_literal --workers 2
+    .venv/bin/batio sweep scripts/sweeps/stria_congested.yaml --out out/sweeps/stria_congested --workers 2
+    .venv/bin/python scripts/stria_experiments.py --from-sweep out/sweeps/stria_literal out/sweeps/stria_congested
 
-    .venv/bin/python scripts/stria_experiments.py [--seeds 2] [--workers 2] [--out out/stria]
+The pre-trained estimators read the histories the configs name
+(``scripts/sweeps/history-*.json``: every job type of the bundled
+``stria_w1`` and ``stria_w2``, the generator's seed-1 workloads, run alone
+on the platform by ``batio.schedulers.workload_adaptive.pretrain``).
+``--out`` gets ``results.csv``, the sweeps' rows with their calibration.
 """
 
 import argparse
-import json
 from pathlib import Path
-import subprocess
-import sys
 
 import pandas as pd
-import yaml
 
-from batio.schedulers.workload_adaptive.pretrain import pretrain
-from batio.workloads.stria import stria_workload
+from batio.errors import exits_on_error
+from batio.sweep import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
-PLATFORMS = {"literal": "stria15_lustre", "congested": "stria15_lustre_congested"}
+CALIBRATIONS = {"stria15_lustre": "literal", "stria15_lustre_congested": "congested"}
 # The paper's makespan improvements over default Slurm backfill (Sections VI, VII; Fig. 6).
 PAPER = {1: {"io_aware-20": 10, "io_aware-15": 20, "adaptive-20": 26, "adaptive-20-untrained": 25},
          2: {"io_aware-20": 4, "io_aware-15": 7, "adaptive-20": 12}}
 
 
-def policies(history):
-    pretrained = {"estimator": "pretrained", "history": str(history)}
-    return [{"scheduler": "conservative", "label": "default"},
-            {"scheduler": "io_aware", "options": {"limit": 20, **pretrained}, "label": "io_aware-20"},
-            {"scheduler": "io_aware", "options": {"limit": 15, **pretrained}, "label": "io_aware-15"},
-            {"scheduler": "adaptive", "options": {"limit": 20, **pretrained}, "label": "adaptive-20"},
-            {"scheduler": "adaptive", "options": {"limit": 15, **pretrained}, "label": "adaptive-15"},
-            {"scheduler": "adaptive", "options": {"limit": 20}, "label": "adaptive-20-untrained"}]
-
-
-def run_platform(name, platform, seeds, workers, out):
-    out.mkdir(parents=True, exist_ok=True)
-    samples = []
-    for number in (1, 2):
-        path = out / f"stria_w{number}_sample.json"
-        path.write_text(json.dumps(stria_workload(number, seed=1)))
-        samples.append(str(path))
-    history = out / "history.json"
-    if not history.exists():
-        pretrain(platform, samples, str(history))
-    config = {"platforms": [platform],
-              "workloads": [{"generator": "batio.workloads.stria:stria_workload", "args": {"number": n},
-                             "name": f"workload{n}"} for n in (1, 2)],
-              "seeds": seeds, "schedulers": policies(history), "baseline": "default", "io_slowdown": False}
-    config_path = out / "sweep.yaml"
-    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    subprocess.run([sys.executable, "-m", "batio", "sweep", str(config_path), "--out", str(out / "sweep"),
-                    "--workers", str(workers), "--quiet"], check=False)
-    results = pd.read_csv(out / "sweep" / "results.csv")
-    results["calibration"] = name
-    return results
+def read_sweeps(folders):
+    """The successful runs of the sweeps, each with its calibration."""
+    frames = []
+    for folder in folders:
+        ok, _ = read_results(folder, "scripts/sweeps/stria_literal.yaml")
+        platforms = {Path(name).stem for name in ok["platform"]}
+        unknown = platforms - set(CALIBRATIONS)
+        if unknown:
+            raise SystemExit(f"{folder}: platforms {sorted(unknown)} are neither Stria calibration "
+                             f"({', '.join(CALIBRATIONS)})")
+        ok["calibration"] = [CALIBRATIONS[Path(name).stem] for name in ok["platform"]]
+        frames.append(ok)
+    return pd.concat(frames, ignore_index=True)
 
 
 def improvement_table(results):
-    ok = results[results["status"] == "ok"]
-    means = ok.groupby(["calibration", "workload", "policy"])["makespan"].mean().unstack("policy")
+    means = results.groupby(["calibration", "workload", "policy"])["makespan"].mean().unstack("policy")
     gains = (1 - means.div(means["default"], axis=0)) * 100
     return means, gains
 
 
-def main():
+@exits_on_error
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", default=str(ROOT / "out" / "stria"))
-    args = parser.parse_args()
+    parser.add_argument("--from-sweep", nargs="+", metavar="DIR", required=True,
+                        help="output folders of `batio sweep scripts/sweeps/stria_{literal,congested}.yaml`")
+    parser.add_argument("--out", default=str(ROOT / "out" / "stria"), help="where results.csv goes")
+    args = parser.parse_args(argv)
+    results = read_sweeps(args.from_sweep)
     out = Path(args.out)
-    results = pd.concat([run_platform(name, platform, list(range(1, args.seeds + 1)), args.workers, out / name)
-                         for name, platform in PLATFORMS.items()])
+    out.mkdir(parents=True, exist_ok=True)
     results.to_csv(out / "results.csv", index=False)
     means, gains = improvement_table(results)
     print("mean makespan (s)\n", means.round(0).to_string(), "\n")
