@@ -127,6 +127,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
+import functools
 import heapq
 import json
 import math
@@ -356,6 +357,12 @@ class Locality(QueueScheduler):
         else:
             raise InputError("platform", f"Locality loads files from a storage host named "
                              f"'{STORAGE_LABEL}' (or the only storage host); storage hosts: {sorted(storage)}")
+
+    @functools.cached_property
+    def node_hosts(self) -> list[ProcSet]:
+        """Each node's host as a ProcSet, built once: a round looks at
+        thousands of jobs, and building a ProcSet costs more than a slot."""
+        return [ProcSet(host) for host in self.host_ids]
 
     def now(self) -> float:
         """Batsim's time; with ``authors_code``, the second it belongs to
@@ -759,7 +766,7 @@ class Placement:
         self.node, t_k, self.t_prime = scores.best()
         if self.node is None or (latest is not None and t_k > latest):   # no window (held forever)
             return None
-        return Slot(t_k, ProcSet(self.scheduler.host_ids[self.node]))
+        return Slot(t_k, self.scheduler.node_hosts[self.node])
 
     def reserve(self, key: str, slot: Slot, duration: float, job: UserJob) -> None:
         node, t_k = self.node, slot.start
