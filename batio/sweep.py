@@ -842,7 +842,8 @@ def read_results(out, config="CONFIG", *, partial=False):
     if table.empty:
         what = f"runs/*/{RESULT_FILE} of a policy run" if partial else RESULTS_FILE
         raise InputError(out, f"no {what}: run `batio sweep {config} --out {out}` first")
-    table["error"] = table["error"].fillna("") if "error" in table else ""
+    # An all-empty column reads as floats (NaN): make it text.
+    table["error"] = [error if isinstance(error, str) else "" for error in table.get("error", [None] * len(table))]
     table["seed"] = pd.array(table["seed"].where(table["seed"].notna(), None), dtype="Int64")
     failed = table["status"] != "ok"
     for row in table[failed].itertuples():
