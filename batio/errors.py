@@ -3,6 +3,9 @@
 Every error names what the user has to fix: the file, and where it applies
 the job, the profile or the field.
 """
+import functools
+from pathlib import Path
+import sys
 
 
 def quoted(name):
@@ -58,10 +61,6 @@ class EngineError(BatioError):
 def exits_on_error(main):
     """A script's ``main`` that ends on a BatioError with one line on stderr
     and exit status 2, as ``batio`` itself does, instead of a traceback."""
-    import functools
-    from pathlib import Path
-    import sys
-
     @functools.wraps(main)
     def guarded(*args, **kwargs):
         try:

@@ -25,7 +25,6 @@ from pathlib import Path
 import sys
 import time
 
-import numpy as np
 import pandas as pd
 import yaml
 

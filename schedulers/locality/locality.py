@@ -764,7 +764,7 @@ class Placement:
         else:
             scores = self.scores = NodeScores(self.scheduler, plan, job, self.now, policy)
         self.node, t_k, self.t_prime = scores.best()
-        if self.node is None or (latest is not None and t_k > latest):   # no window (held forever)
+        if self.node is None or (latest is not None and t_k > latest):   # no window, or none by latest
             return None
         return Slot(t_k, self.scheduler.node_hosts[self.node])
 
