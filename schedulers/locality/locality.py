@@ -206,7 +206,7 @@ class Plan:
     ``CoreProfile``), the files (``FilePlan``), the nodes running a job, and
     the queued jobs not planned yet (in queue order)."""
 
-    def __init__(self, cores, files: FilePlan, busy: np.ndarray, pending: list[UserJob]):
+    def __init__(self, cores, files: FilePlan | NoFiles, busy: np.ndarray, pending: list[UserJob]):
         self.cores, self.files, self.busy, self.pending = cores, files, busy, pending
         self.busy_count = int(busy.sum())   # LEM reads it for every job
         # Jobs planned to start later: id -> (job, node, t_k, core ids or
@@ -226,6 +226,24 @@ class Plan:
             return False
         self.files.advance(now)
         return True
+
+
+class NoFiles:
+    """FCFS's file plan: its score is t_k alone (Algorithm 1), so nothing
+    reads where planned jobs would load their files, and none is recorded
+    (a third of FCFS's round was spent recording them)."""
+
+    def advance(self, now: float) -> None:
+        pass
+
+    def availability(self, file: Hashable, size: float, t_k: np.ndarray) -> np.ndarray:
+        return t_k
+
+    def availability_on(self, node: int, file: Hashable, size: float, t_k: float) -> float:
+        return t_k
+
+    def record(self, node: int, file: Hashable, size: float, t_k: float, t_prime: float, end: float) -> None:
+        pass
 
 
 class ExpectedCompletions:
@@ -570,7 +588,9 @@ class Locality(QueueScheduler):
             return AuthorsHoles(self.ledger.held, now, self.hole_gate)
         return plan_cores(self.ledger, now, self.backfill)
 
-    def file_plan(self, now: float) -> FilePlan:
+    def file_plan(self, now: float) -> FilePlan | NoFiles:
+        if self.policy == "fcfs":
+            return NoFiles()
         return FilePlan(self.memory, now, overhead_from_now=self.authors_code)
 
     def plan_queue(self, plan: Plan, now: float) -> tuple[int, list[tuple[UserJob, tuple[int, list | None]]]]:
