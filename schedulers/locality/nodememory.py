@@ -473,7 +473,7 @@ class AuthorsHoles(CoreTimes):
 
     def __init__(self, held: np.ndarray, now: float, gate: HoleGate):
         self.avail = np.where(held == -math.inf, now, np.maximum(held, now))   # (P, m) by core id
-        self.order = np.lexsort((np.broadcast_to(np.arange(held.shape[1]), held.shape), self.avail), axis=1)
+        self.sorted_avail = np.sort(self.avail, axis=1)   # kept per node: LEO reads it for every job
         self.holes: dict[int, list[tuple[float, int]]] = {}   # node -> [(hole start, core)], the authors' order
         self.now = now
         self.gate = gate
@@ -518,7 +518,7 @@ class AuthorsHoles(CoreTimes):
 
     def earliest_core(self, cores: int) -> np.ndarray:
         """Per node, the availability of the Cores(J)-th earliest core."""
-        return np.take_along_axis(self.avail, self.order, axis=1)[:, cores - 1]
+        return self.sorted_avail[:, cores - 1]
 
     def earliest(self, cores: int, walltime: float) -> np.ndarray:
         if self.holes_only:
@@ -550,7 +550,7 @@ class AuthorsHoles(CoreTimes):
                 if row[core] <= self.now < start:
                     _insert_hole(holes, (start, core))
             row[chosen] = end
-        self.order[node] = np.lexsort((np.arange(len(row)), row))
+        self.sorted_avail[node] = np.sort(row)
         if node == self.gate.node:   # get_new_biggest_hole: the first node with the most
             counts = [len(self.holes.get(other, ())) for other in range(len(self.avail))]
             self.gate.biggest = max(counts)
