@@ -300,7 +300,11 @@ class CoreTimes:
 
     def any_free_now(self) -> bool:
         """Some core is free now and not taken by a planned job."""
-        return bool((self.avail <= self.now).any())
+        return bool((self.earliest_core(1) <= self.now).any())
+
+    def earliest_core(self, cores: int) -> np.ndarray:
+        """Per node, the availability of the Cores(J)-th earliest core."""
+        raise NotImplementedError
 
 
 class CoreAvailability(CoreTimes):
@@ -311,9 +315,12 @@ class CoreAvailability(CoreTimes):
         self.avail = availability.copy()   # (P, m), sorted per row
         self.now = now
 
+    def earliest_core(self, cores: int) -> np.ndarray:
+        return self.avail[:, cores - 1]
+
     def earliest(self, cores: int, walltime: float) -> np.ndarray:
         """t_k per node: smallest time Cores(J) cores are available."""
-        return np.maximum(self.avail[:, cores - 1], self.now)
+        return np.maximum(self.earliest_core(cores), self.now)
 
     def earliest_on(self, node: int, cores: int, walltime: float) -> float:
         return max(float(self.avail[node, cores - 1]), self.now)
@@ -517,7 +524,6 @@ class AuthorsHoles(CoreTimes):
         return None
 
     def earliest_core(self, cores: int) -> np.ndarray:
-        """Per node, the availability of the Cores(J)-th earliest core."""
         return self.sorted_avail[:, cores - 1]
 
     def earliest(self, cores: int, walltime: float) -> np.ndarray:
