@@ -11,7 +11,8 @@ and CPU time of the engine process (which runs the scheduler in-process;
 wall time, and two schedulers that decide alike differ in it by their
 scheduler's share only), the scheduler's time per round (median, 99th
 percentile, max, total), the jobs examined per round, and what was decided
-(loads, re-used files, killed jobs).
+(loads, re-used files, killed jobs), with digests that tell whether two
+commits decided alike (``decisions_sha256``, ``examined_sha256``).
 
     .venv/bin/python scripts/bench_locality.py [--variants fcfs,fcfs-bf,lea,lea-bf] \\
         [--trace PATH | --workload JSON] [--options JSON | --authors-model] [--out DIR]
@@ -24,6 +25,7 @@ Results go to ``DIR/bench.json`` and a table on stdout.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import resource
 import subprocess
@@ -62,8 +64,9 @@ def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dic
     rounds = json.loads(stats.read_text())
     seconds, examined = np.array(rounds["seconds"]), np.array(rounds["examined"])
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    jobs = pd.read_csv(out / variant / "out_jobs.csv", keep_default_na=False)
+    jobs = pd.read_csv(out / variant / "out_jobs.csv", keep_default_na=False, dtype=str)
     users = jobs[jobs.workload_name != locality.LOADS_WORKLOAD]
+    decided = jobs[["job_id", "final_state", "starting_time", "finish_time", "allocated_resources", "metadata"]]
     return {
         "variant": variant,
         "wall_s": wall,
@@ -80,8 +83,16 @@ def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dic
         "loads": int((jobs.workload_name == locality.LOADS_WORKLOAD).sum()),
         "reused": int(users.metadata.str.contains("reused=1").sum()),
         "killed": int((users.final_state == "COMPLETED_KILLED").sum()),
-        "makespan_s": float(users.finish_time.max()),
+        "makespan_s": float(users.finish_time.astype(float).max()),
+        # Two commits decided alike when both digests are equal: every job's
+        # times, node and metadata, and the jobs each round examined.
+        "decisions_sha256": _digest(decided.sort_values("job_id").to_csv(index=False)),
+        "examined_sha256": _digest(json.dumps(rounds["examined"])),
     }
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def main(argv=None):
