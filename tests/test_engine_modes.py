@@ -1,4 +1,10 @@
-"""In-process and socket modes give identical output files."""
+"""In-process and socket modes give identical output files; the run record
+names the SimGrid build that ran the simulation."""
+
+import importlib.util
+import json
+import re
+from pathlib import Path
 
 from conftest import workload
 
@@ -29,3 +35,13 @@ def test_inprocess_and_socket_outputs_are_identical(simulate_workload):
     states = set(runs["inprocess"].jobs["final_state"])
     assert states == {"COMPLETED_SUCCESSFULLY", "COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED"}
     assert [e["event"] for e in runs["inprocess"].log] == [e["event"] for e in runs["socket"].log]
+
+
+def test_the_run_record_names_the_simgrid_build_that_ran_it(simulate_workload):
+    """Two SimGrid builds of one version can run at different speeds
+    (docs/performance.md): the record says which file the engine loaded."""
+    work = workload([{"id": "1", "subtime": 0, "walltime": 100, "res": 1, "profile": "d"}], PROFILES)
+    run = simulate_workload(work, options={"execute": {"w0!1": {"alloc": "0", "at": 0}}})
+    record = json.loads(Path(f"{run.prefix}_run.json").read_text())
+    assert record["simgrid_module"] == importlib.util.find_spec("simgrid").origin
+    assert re.fullmatch(r"\d+\.\d+(\.\d+)?", record["simgrid_version"])

@@ -321,9 +321,12 @@ def _deadlock_message(sim):
 
 
 def _write_run_record(spec, platform, path, sim, elapsed, error):
+    simgrid = _import_simgrid_quietly()   # already loaded: the build that ran this simulation
     record = {
         "batio_version": __version__,
         "engine": "embedded",
+        "simgrid_version": simgrid.simgrid_version,
+        "simgrid_module": simgrid.__file__,
         "spec": asdict(spec),
         "inputs_sha256": {str(p): file_digest(p) for p in [spec.platform, *spec.workloads, spec.scheduler]},
         "nb_compute_resources": len(platform.compute),
