@@ -480,7 +480,7 @@ class AuthorsHoles(CoreTimes):
 
     def __init__(self, held: np.ndarray, now: float, gate: HoleGate):
         self.avail = np.where(held == -math.inf, now, np.maximum(held, now))   # (P, m) by core id
-        self.sorted_avail = np.sort(self.avail, axis=1)   # kept per node: LEO reads it for every job
+        self.sorted_avail = np.sort(self.avail, axis=1)   # kept per node: t_k, LEO's switch and holes read it
         self.holes: dict[int, list[tuple[float, int]]] = {}   # node -> [(hole start, core)], the authors' order
         self.now = now
         self.gate = gate
@@ -496,7 +496,7 @@ class AuthorsHoles(CoreTimes):
         return sorted((float(row[core]), core) for core in range(len(row)))
 
     def _eat(self, node: int, cores: int) -> float:
-        return max(self._sorted(node)[cores - 1][0], self.now)
+        return max(float(self.sorted_avail[node, cores - 1]), self.now)
 
     def split(self, node: int, cores: int, walltime: float) -> tuple[int, int] | None:
         """(cores from the hole, cores from outside) if the job can start now
@@ -507,8 +507,8 @@ class AuthorsHoles(CoreTimes):
             return None
         if self.holes_only and cores > len(holes):
             return None
-        in_order = self._sorted(node)
-        if not (cores <= len(holes) or in_order[cores - 1 - len(holes)][0] <= self.now):
+        in_order = self.sorted_avail[node].tolist()
+        if not (cores <= len(holes) or in_order[cores - 1 - len(holes)] <= self.now):
             return None
         from_hole = 0
         for start, _ in holes:
@@ -519,7 +519,7 @@ class AuthorsHoles(CoreTimes):
         if self.holes_only:
             return (cores, 0) if from_hole == cores else None
         outside = cores - from_hole
-        if all(t <= self.now for t, _ in in_order[:outside]):
+        if all(t <= self.now for t in in_order[:outside]):
             return from_hole, outside
         return None
 
