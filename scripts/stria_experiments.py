@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from batio.errors import exits_on_error
+from batio.errors import InputError, exits_on_error
 from batio.sweep import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,12 +33,12 @@ def read_sweeps(folders):
     """The successful runs of the sweeps, each with its calibration."""
     frames = []
     for folder in folders:
-        ok, _ = read_results(folder, "scripts/sweeps/stria_literal.yaml")
+        ok, _ = read_results(folder, "scripts/sweeps/stria_{literal,congested}.yaml")
         platforms = {Path(name).stem for name in ok["platform"]}
         unknown = platforms - set(CALIBRATIONS)
         if unknown:
-            raise SystemExit(f"{folder}: platforms {sorted(unknown)} are neither Stria calibration "
-                             f"({', '.join(CALIBRATIONS)})")
+            raise InputError(folder, f"platforms {sorted(unknown)} are neither Stria calibration "
+                                     f"({', '.join(CALIBRATIONS)})")
         ok["calibration"] = [CALIBRATIONS[Path(name).stem] for name in ok["platform"]]
         frames.append(ok)
     return pd.concat(frames, ignore_index=True)
