@@ -14,7 +14,7 @@ from batio.errors import BatioError, SchedulerError
 from batio.schedulers.locality.nodememory import (AuthorsHoles, CoreAvailability, CoreLedger, CoreProfile, FilePlan, HoleGate,
                               LoadCase, NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers.locality import locality
-from batio.schedulers.locality.locality import ExpectedCompletions, Locality, NodeScores, Plan, UserJob
+from batio.schedulers.locality.locality import CALL_MARGIN, DeadlineCalls, ExpectedCompletions, Locality, NodeScores, Plan, UserJob
 from batsim.batsim import Job
 
 SCHEDULER = locality.__file__
@@ -579,6 +579,17 @@ def test_a_job_still_waiting_for_its_load_ends_at_t_k_plus_walltime(run):
     assert users.loc["1", "finish_time"] == approx(6)
 
 
+def test_a_deadline_asked_only_when_an_earlier_call_came_still_kills_at_its_time(run):
+    # Job 1 ends at 15, long before its deadline 1000, which alone is asked at
+    # t=0; jobs 2 and 3 (deadlines 1030, 1030.5) are asked when that call comes.
+    users, _ = run([job(1, 0, 1, "F", 5, 1000), job(2, 0, 1, "G", 2000, 1030), job(3, 0, 1, "H", 2000, 1030.5)],
+                   policy="fcfs")
+    assert users.loc["1", "final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert users.loc["2", "final_state"] == users.loc["3", "final_state"] == "COMPLETED_KILLED"
+    assert users.loc["2", "finish_time"] == approx(1030)
+    assert users.loc["3", "finish_time"] == approx(1030.5)
+
+
 def test_a_round_waits_for_the_completions_expected_in_its_second():
     expected = ExpectedCompletions()
     expected.expect("a", 100.000002)
@@ -592,6 +603,40 @@ def test_a_round_waits_for_the_completions_expected_in_its_second():
     expected.expect("c", 99.0)                     # a later guess replaces the former one
     assert not expected.due_this_second(100.0)    # and one in a past second is never waited for
     assert not expected.due_this_second(250.0)
+
+
+def test_each_deadline_is_called_at_its_time_and_only_the_nearest_are_asked_ahead():
+    """A fake Batsim: calls come in date order; jobs end or get deadlines between them."""
+    asked = []   # (asked at, date)
+    clock = [0.0]
+    deadlines = DeadlineCalls(lambda date: asked.append((clock[0], date)))
+    deadlines.add("a", 100.0)
+    deadlines.add("b", 100.5)    # within ASK_AHEAD (1 s) of a's call: asked at once
+    deadlines.add("c", 300.0)
+    deadlines.add("d", 200.0)
+    deadlines.add("e", 100.5)    # b's call serves it too
+    assert asked == [(0.0, 100.0), (0.0, 100.5)]
+    deadlines.drop("d")          # d ended early: never called
+    clock[0] = 50.0
+    deadlines.add("f", 60.0)     # nearer than every call pending
+    assert asked[-1] == (50.0, 60.0)
+    called = {}
+    while len(asked) > len(called):
+        date = min(date for _, date in asked if date not in called)
+        clock[0] = date + 1e-6   # a call comes a message latency after its date
+        called[date] = deadlines.came(clock[0])
+    assert called == {60.0: ["f"], 100.0: ["a"], 100.5: ["b", "e"], 300.0: ["c"]}
+    assert (100.5 + 1e-6, 300.0) in asked   # c asked only once b's call came
+    assert all(date > at + CALL_MARGIN for at, date in asked)
+    assert not deadlines.of
+
+
+def test_a_job_launched_at_its_deadline_is_due_then():
+    deadlines = DeadlineCalls(lambda date: None)
+    deadlines.add("a", 100.0)
+    assert not deadlines.due("a", 99.0)
+    assert deadlines.due("a", 100.0 - CALL_MARGIN / 2)
+    assert "a" not in deadlines.of
 
 
 def test_refuses_to_run_without_dynamic_jobs_and_compute_sharing(simulate_workload, tmp_path):

@@ -71,7 +71,9 @@ completes. Its Batsim profile is a ``delay``; Batsim's own walltime counts
 from that execution, so a job that waits for a load is killed by this
 scheduler at t_k + WallTime(J), the end of the window the paper gives it
 (Section 3), executed and killed at once if its load is not over by then.
-Once every workload job is submitted and started, no load can be needed any
+A CALL_ME_LATER wakes the scheduler at each such deadline; only the nearest
+are asked ahead (``DeadlineCalls``), since Batsim cannot cancel the calls of
+jobs that end early. Once every workload job is submitted and started, no load can be needed any
 more and the scheduler sends NOTIFY registration_finished.
 
 Each user job gets, with SET_JOB_METADATA (Batsim's ``metadata`` column of
@@ -125,7 +127,7 @@ uses the run times only to group events, never to choose.
 """
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 import functools
 import heapq
@@ -276,6 +278,72 @@ class ExpectedCompletions:
         return False
 
 
+class DeadlineCalls:
+    """The deadlines t_k + WallTime(J) of the jobs that wait or waited for a
+    load (Section 3), and the CALL_ME_LATERs that wake the scheduler at them.
+
+    Batsim 4.2 cannot cancel a CALL_ME_LATER, and each one pending is a
+    sleeping actor that every simulated event visits (under ptask_L07; in the
+    embedded engine on SimGrid 3.32 also an OS thread). Asked at each job's
+    start, they would mostly come for jobs long ended: on the 2022-09-10 day
+    3,000 were pending on average, 2.4 times the jobs running. So a deadline
+    is asked for only once it is within ``ASK_AHEAD`` of the earliest call
+    pending; each call that comes lets the next ones be asked. A deadline not
+    asked for is then more than ``ASK_AHEAD`` away, so its call is always
+    asked well after the time Batsim receives it (``CALL_MARGIN``).
+    """
+
+    ASK_AHEAD = 1.0   # seconds; far above a call's message latency (microseconds) and CALL_MARGIN
+
+    def __init__(self, ask: Callable[[float], None]):
+        self.ask = ask                       # Batsim's CALL_ME_LATER
+        self.of: dict[str, float] = {}       # job id -> deadline
+        self.not_asked: list[tuple[float, str]] = []   # heap; entries of ended jobs dropped lazily
+        self.pending: list[float] = []       # heap of the calls asked that have not come yet
+        self.pending_set: set[float] = set()
+
+    def add(self, job_id: str, deadline: float) -> None:
+        self.of[job_id] = deadline
+        heapq.heappush(self.not_asked, (deadline, job_id))
+        self._ask_near()
+
+    def due(self, job_id: str, now: float) -> bool:
+        """The job's deadline is ``now`` (within CALL_MARGIN): it is dropped."""
+        if self.of.get(job_id, math.inf) <= now + CALL_MARGIN:
+            del self.of[job_id]
+            return True
+        return False
+
+    def drop(self, job_id: str) -> None:
+        self.of.pop(job_id, None)
+
+    def came(self, now: float) -> list[str]:
+        """A call came at ``now``: the jobs whose deadline has passed (dropped)."""
+        while self.pending and self.pending[0] <= now:
+            self.pending_set.discard(heapq.heappop(self.pending))
+        overdue = [job_id for job_id, deadline in self.of.items() if deadline <= now]
+        for job_id in overdue:
+            del self.of[job_id]
+        self._ask_near()
+        return overdue
+
+    def _ask_near(self) -> None:
+        """Ask for every live deadline within ASK_AHEAD of the earliest call pending."""
+        heap = self.not_asked
+        while heap:
+            deadline, job_id = heap[0]
+            if self.of.get(job_id) != deadline:
+                heapq.heappop(heap)   # the job ended before its deadline
+                continue
+            if self.pending and deadline > self.pending[0] + self.ASK_AHEAD:
+                return
+            heapq.heappop(heap)
+            if deadline not in self.pending_set:
+                self.pending_set.add(deadline)
+                heapq.heappush(self.pending, deadline)
+                self.ask(deadline)
+
+
 class Locality(QueueScheduler):
     OPTIONS = {
         "policy": Option(str, "lea", choices=("fcfs", "eft", "lea", "leo", "lem")),
@@ -330,7 +398,7 @@ class Locality(QueueScheduler):
         self.waiting_for_load: dict[str, UserJob] = {}
         self.loads: dict[str, tuple[int, Hashable]] = {}           # load job id -> (node, file)
         self.load_of: dict[tuple[int, Hashable], str] = {}
-        self.deadlines: dict[str, float] = {}
+        self.deadlines = DeadlineCalls(lambda date: self.bs.wake_me_up_at(date))   # bs comes after __init__
         self.load_count = 0
         self.plan: Plan | None = None
         self.replan = True
@@ -472,9 +540,7 @@ class Locality(QueueScheduler):
         (a job ends at t_k + min(load + run time, WallTime)): Batsim starts
         and kills it at once."""
         now = self.now()
-        overdue = [job_id for job_id, deadline in self.deadlines.items() if deadline <= now]
-        for job_id in overdue:
-            del self.deadlines[job_id]
+        overdue = self.deadlines.came(now)
         waiting = [self.waiting_for_load.pop(job_id) for job_id in overdue if job_id in self.waiting_for_load]
         if waiting:
             for job in waiting:
@@ -517,7 +583,7 @@ class Locality(QueueScheduler):
         self.expected.ended(job.id)
         self.memory.end_job(node, job.id, user_job.file, self.now())
         self.ledger.end(job.id)
-        self.deadlines.pop(job.id, None)
+        self.deadlines.drop(job.id)
         self.job_left(job)
         for pinned in self.pinned:   # the first re-plan places them like any job
             pinned.history_node = None
@@ -656,8 +722,7 @@ class Locality(QueueScheduler):
         else:
             self.waiting_for_load[job.id] = job
             if planned_end < math.inf:
-                self.deadlines[job.id] = planned_end
-                self.bs.wake_me_up_at(planned_end)
+                self.deadlines.add(job.id, planned_end)
                 if self.authors_code:
                     self.expected.expect(job.id, planned_end)
 
@@ -691,8 +756,7 @@ class Locality(QueueScheduler):
             if self.authors_code:
                 self.expected.expect(job.id, min(now + self.run_time(job), self.started[job.id][2] + job.walltime))
             # A job that waited for a load has its deadline called (launch).
-            if job.id in self.deadlines and self.deadlines[job.id] <= now + CALL_MARGIN:
-                del self.deadlines[job.id]
+            if self.deadlines.due(job.id, now):
                 overdue.append(job.job)
         self.bs.execute_jobs([job.job for job in jobs])
         if overdue:
