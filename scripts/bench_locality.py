@@ -66,7 +66,9 @@ def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dic
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     jobs = pd.read_csv(out / variant / "out_jobs.csv", keep_default_na=False, dtype=str)
     users = jobs[jobs.workload_name != locality.LOADS_WORKLOAD]
-    decided = jobs[["job_id", "final_state", "starting_time", "finish_time", "allocated_resources", "metadata"]]
+    # A job id is unique within its workload only (user job 3 and load 3).
+    decided = jobs[["workload_name", "job_id", "final_state", "starting_time", "finish_time",
+                    "allocated_resources", "metadata"]]
     return {
         "variant": variant,
         "wall_s": wall,
@@ -86,7 +88,7 @@ def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dic
         "makespan_s": float(users.finish_time.astype(float).max()),
         # Two commits decided alike when both digests are equal: every job's
         # times, node and metadata, and the jobs each round examined.
-        "decisions_sha256": _digest(decided.sort_values("job_id").to_csv(index=False)),
+        "decisions_sha256": _digest(decided.sort_values(["workload_name", "job_id"]).to_csv(index=False)),
         "examined_sha256": _digest(json.dumps(rounds["examined"])),
     }
 
