@@ -299,8 +299,7 @@ class DeadlineCalls:
         self.ask = ask                       # Batsim's CALL_ME_LATER
         self.of: dict[str, float] = {}       # job id -> deadline
         self.not_asked: list[tuple[float, str]] = []   # heap; entries of ended jobs dropped lazily
-        self.pending: list[float] = []       # heap of the calls asked that have not come yet
-        self.pending_set: set[float] = set()
+        self.pending: list[float] = []       # heap of the calls asked that have not come yet (a few)
 
     def add(self, job_id: str, deadline: float) -> None:
         self.of[job_id] = deadline
@@ -320,7 +319,7 @@ class DeadlineCalls:
     def came(self, now: float) -> list[str]:
         """A call came at ``now``: the jobs whose deadline has passed (dropped)."""
         while self.pending and self.pending[0] <= now:
-            self.pending_set.discard(heapq.heappop(self.pending))
+            heapq.heappop(self.pending)
         overdue = [job_id for job_id, deadline in self.of.items() if deadline <= now]
         for job_id in overdue:
             del self.of[job_id]
@@ -338,8 +337,7 @@ class DeadlineCalls:
             if self.pending and deadline > self.pending[0] + self.ASK_AHEAD:
                 return
             heapq.heappop(heap)
-            if deadline not in self.pending_set:
-                self.pending_set.add(deadline)
+            if deadline not in self.pending:   # two jobs with one deadline share its call
                 heapq.heappush(self.pending, deadline)
                 self.ask(deadline)
 
