@@ -286,7 +286,7 @@ class DeadlineCalls:
     sleeping actor that every simulated event visits (under ptask_L07; in the
     embedded engine on SimGrid 3.32 also an OS thread). Asked at each job's
     start, they would mostly come for jobs long ended: on the 2022-09-10 day
-    3,000 were pending on average, 2.4 times the jobs running. So a deadline
+    about 3,000 were pending on average, 2.6 times the jobs running. So a deadline
     is asked for only once it is within ``ASK_AHEAD`` of the earliest call
     pending; each call that comes lets the next ones be asked. A deadline not
     asked for is then more than ``ASK_AHEAD`` away, so its call is always
