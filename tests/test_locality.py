@@ -374,6 +374,47 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
         assert outcomes[0][0] == outcomes[2][0]
 
 
+@pytest.mark.parametrize("policy", ["fcfs", "eft", "lea", "leo"])
+@pytest.mark.parametrize("backfill", [False, True])
+@pytest.mark.parametrize("authors_code", [False, True])
+def test_kept_scores_equal_scores_made_afresh(policy, backfill, authors_code):
+    """``NodeScores.rescore`` after each job of a burst is planned leaves
+    t_k, t'_k, the scores without EvictionPenalty and the chosen node equal
+    to those of scoring the next job on every node afresh, and each score
+    whose penalty both know equal too: the kept scores of the other nodes
+    and the one-node arithmetic (``rescore_one``) are those of the vector
+    methods, score by score, not only where a decision shows it."""
+    rng = random.Random(f"kept{policy}{backfill}{authors_code}")
+    compared = 0
+    for _ in range(40):
+        memory, ledger, _ = random_state(rng)
+        sched = scheduler(policy=policy, backfill=backfill, W=rng.choice([1, 500]), authors_code=authors_code)
+        sched.host_ids = list(range(len(memory.copies)))
+        sched.ledger = ledger
+        now = rng.choice([1.0, 2.5])
+        # Loads of a fractional number of seconds, so that the authors' floor matters.
+        job = UserJob(Job("w0!b", 0, 0, 1, "p", {}), cores=rng.randint(1, CORES), walltime=rng.choice([7.5, 120.0]),
+                      file=f"f{rng.randrange(5)}", size=rng.choice([1050.0, 2730.0]), history_node=None)
+        plan = Plan(sched.core_plan(now), FilePlan(memory, now, overhead_from_now=authors_code),
+                    ledger.busy_nodes(), [])
+        kept = NodeScores(sched, plan, job, now, policy)
+        for _ in range(6):
+            node, t_k, t_prime = kept.best()
+            if node is None:
+                break
+            plan.cores.reserve(node, job.cores, t_k, t_k + job.walltime)
+            plan.files.record(node, job.file, job.size, t_k, t_prime, t_k + job.walltime)
+            kept.rescore(node)
+            fresh = NodeScores(sched, plan, job, now, policy)
+            for name in ("t_k", "t_prime", "base"):
+                np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name), err_msg=name)
+            assert kept.best() == fresh.best()
+            both = kept.known & fresh.known if kept.penalised else np.ones(len(kept.scores), dtype=bool)
+            np.testing.assert_array_equal(kept.scores[both], fresh.scores[both])
+            compared += int(both.sum())
+    assert compared > 0
+
+
 # -- whole runs on the embedded engine -----------------------------------------------
 
 # Batsim's 1-byte messages from a job's host to the server cross the node's

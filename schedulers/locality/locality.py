@@ -956,7 +956,7 @@ class NodeScores:
         the nodes where it became known."""
         if not self.penalised:
             return candidates[:0]
-        threshold = self.base_min + self.eviction_weight * self.plan.files.eviction_penalty_bound(self.job.size)
+        threshold = self.penalty_threshold()
         if threshold > self.threshold:
             candidates = self.every_node
         self.threshold = threshold
@@ -969,6 +969,10 @@ class NodeScores:
                                                                            self.t_k, nodes)
             self.known[nodes] = True
         return nodes
+
+    def penalty_threshold(self) -> float:
+        """No node whose score without EvictionPenalty exceeds this can have the smallest score."""
+        return self.base_min + self.eviction_weight * self.plan.files.eviction_penalty_bound(self.job.size)
 
     def score(self, nodes: np.ndarray | None = None) -> np.ndarray:
         """The scores of ``nodes`` (default: every node), exact wherever they
@@ -1001,20 +1005,65 @@ class NodeScores:
         self.t_prime[node] = plan.files.availability_on(node, job.file, job.size, float(self.t_k[node]))
         self.EvictionPenalty[node] = 0
         self.known[node] = False
-        changed = self.every_node[node:node + 1]
         switch = self.first_start_now()
-        if switch != self.switch:   # LEO's sticky switch moved: the nodes in between change score
-            changed = np.union1d(changed, np.arange(min(switch, self.switch), max(switch, self.switch)))
-            self.switch = switch
-        before = self.base[node]
+        if switch == self.switch:
+            self.rescore_one(node)
+            return
+        # LEO's sticky switch moved: the nodes in between change score.
+        changed = np.union1d(node, np.arange(min(switch, self.switch), max(switch, self.switch)))
+        self.switch = switch
         self.base[changed] = self.score_without_penalty(changed)
-        if len(changed) > 1:
-            self.base_min = float(self.base.min())
-        elif self.base[node] <= self.base_min:
-            self.base_min = float(self.base[node])
-        elif before == self.base_min:   # the smallest may have left this node
-            self.base_min = float(self.base.min())
+        self.base_min = float(self.base.min())
         penalised = self.add_penalties(changed)
         self.scores[changed] = self.score(changed)
         if len(penalised):
             self.scores[penalised] = self.score(penalised)
+
+    def rescore_one(self, node: int) -> None:
+        """``rescore`` when only ``node`` changed: the same arithmetic as
+        the vector methods, on Python floats. A burst's job costs what its
+        numpy calls cost, and on one node each costs more than its work."""
+        before = self.base[node]
+        base = self.base[node] = self.base_on(node)
+        if base <= self.base_min:
+            self.base_min = base
+        elif before == self.base_min:   # the smallest may have left this node
+            self.base_min = float(self.base.min())
+        if not self.penalised:
+            self.scores[node] = self.floored(base)
+            return
+        threshold = self.penalty_threshold()
+        if threshold > self.threshold:   # every node may need its penalty: the vector way
+            penalised = self.add_penalties(self.every_node[node:node + 1])
+            self.scores[penalised] = self.score(penalised)
+        else:
+            self.threshold = threshold
+            if (not self.known[node] and self.t_k[node] < math.inf and base <= threshold
+                    and not (self.policy == "leo" and self.eft_scored_on(node))):
+                self.EvictionPenalty[node] = self.plan.files.eviction_penalty(
+                    self.job.file, self.job.size, self.t_k, self.every_node[node:node + 1])[0]
+                self.known[node] = True
+        EvictionPenalty = 0.0 if self.policy == "leo" and self.eft_scored_on(node) else self.EvictionPenalty[node]
+        self.scores[node] = self.floored(base + self.eviction_weight * EvictionPenalty)
+
+    def base_on(self, node: int) -> float:
+        """``score_without_penalty`` on one node."""
+        t_k, t_prime = float(self.t_k[node]), float(self.t_prime[node])
+        if self.policy == "fcfs":
+            return t_k
+        if self.policy == "eft" or (self.policy == "leo" and self.eft_scored_on(node)):
+            return t_prime
+        return t_k + self.W * (t_prime - t_k if t_k < math.inf else 0.0)
+
+    def eft_scored_on(self, node: int) -> bool:
+        """``eft_scored`` on one node."""
+        if node >= self.switch:
+            return True
+        cores = self.plan.cores
+        if isinstance(cores, AuthorsHoles) and not cores.holes_only:
+            return bool(cores.sorted_avail[node, self.job.cores - 1] <= self.now)
+        return bool(self.t_k[node] == self.now)
+
+    def floored(self, score: float) -> float:
+        """``score``'s rounding on one value."""
+        return float(math.floor(score)) if self.authors_code and score < math.inf else score
