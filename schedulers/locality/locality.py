@@ -880,10 +880,15 @@ class NodeScores:
 
     EvictionPenalty (LEA, LEO) cannot exceed a bound (``FilePlan.
     eviction_penalty_bound``), so it is only computed on nodes whose score
-    without it is within that bound of the smallest (at most ``threshold``):
-    the others cannot win. A node left out stays out until the threshold
-    rises or its own score changes, so after ``rescore`` the other nodes are
-    only looked at again when the threshold has risen.
+    without it is within that bound of the smallest (the threshold;
+    with the authors' integer scores, one second more, lest a node left out
+    tie the smallest after the floor): the others cannot win. It is computed
+    up to ``reach``, one bound beyond that, since a burst raises the
+    smallest score job after job and one call on many nodes costs about what
+    one on a single node does. Every node whose score without the penalty is
+    at most ``reach`` has its penalty known; a node left out stays out until
+    the threshold passes ``reach`` or its own score changes, so after
+    ``rescore`` the other nodes are only looked at again when it has.
     """
 
     def __init__(self, scheduler: Locality, plan: Plan, job: UserJob, now: float, policy: str):
@@ -905,7 +910,7 @@ class NodeScores:
         # Computed where it can decide (``known``), 0 elsewhere.
         self.EvictionPenalty = np.zeros(nb_nodes)
         self.known = np.zeros(nb_nodes, dtype=bool)
-        self.threshold = -math.inf
+        self.reach = -math.inf
         self.add_penalties(self.every_node)
         self.scores = self.score(self.every_node)
 
@@ -952,15 +957,13 @@ class NodeScores:
 
     def add_penalties(self, candidates: np.ndarray) -> np.ndarray:
         """EvictionPenalty (line 7) where it can decide the choice, looked
-        for on ``candidates`` (on every node if the threshold rose); returns
+        for on ``candidates`` (on every node if ``reach`` rose); returns
         the nodes where it became known."""
         if not self.penalised:
             return candidates[:0]
-        threshold = self.penalty_threshold()
-        if threshold > self.threshold:
+        if self.widen_reach():
             candidates = self.every_node
-        self.threshold = threshold
-        wanted = (self.t_k[candidates] < math.inf) & ~self.known[candidates] & (self.base[candidates] <= threshold)
+        wanted = (self.t_k[candidates] < math.inf) & ~self.known[candidates] & (self.base[candidates] <= self.reach)
         if self.policy == "leo":
             wanted &= ~self.eft_scored(candidates)
         nodes = candidates[wanted]
@@ -970,9 +973,16 @@ class NodeScores:
             self.known[nodes] = True
         return nodes
 
-    def penalty_threshold(self) -> float:
-        """No node whose score without EvictionPenalty exceeds this can have the smallest score."""
-        return self.base_min + self.eviction_weight * self.plan.files.eviction_penalty_bound(self.job.size)
+    def widen_reach(self) -> bool:
+        """Move ``reach`` one bound beyond the threshold if the threshold
+        passed it; True if it moved (every node is then looked at)."""
+        bound = self.eviction_weight * self.plan.files.eviction_penalty_bound(self.job.size)
+        # No node whose score without EvictionPenalty exceeds this can have the smallest score.
+        threshold = self.base_min + bound + (1.0 if self.authors_code else 0.0)
+        if threshold <= self.reach:
+            return False
+        self.reach = threshold + bound
+        return True
 
     def score(self, nodes: np.ndarray | None = None) -> np.ndarray:
         """The scores of ``nodes`` (default: every node), exact wherever they
@@ -1032,17 +1042,14 @@ class NodeScores:
         if not self.penalised:
             self.scores[node] = self.floored(base)
             return
-        threshold = self.penalty_threshold()
-        if threshold > self.threshold:   # every node may need its penalty: the vector way
-            penalised = self.add_penalties(self.every_node[node:node + 1])
+        if self.widen_reach():   # every node may need its penalty: the vector way
+            penalised = self.add_penalties(self.every_node)
             self.scores[penalised] = self.score(penalised)
-        else:
-            self.threshold = threshold
-            if (not self.known[node] and self.t_k[node] < math.inf and base <= threshold
-                    and not (self.policy == "leo" and self.eft_scored_on(node))):
-                self.EvictionPenalty[node] = self.plan.files.eviction_penalty(
-                    self.job.file, self.job.size, self.t_k, self.every_node[node:node + 1])[0]
-                self.known[node] = True
+        elif (not self.known[node] and self.t_k[node] < math.inf and base <= self.reach
+                and not (self.policy == "leo" and self.eft_scored_on(node))):
+            self.EvictionPenalty[node] = self.plan.files.eviction_penalty(
+                self.job.file, self.job.size, self.t_k, self.every_node[node:node + 1])[0]
+            self.known[node] = True
         EvictionPenalty = 0.0 if self.policy == "leo" and self.eft_scored_on(node) else self.EvictionPenalty[node]
         self.scores[node] = self.floored(base + self.eviction_weight * EvictionPenalty)
 
