@@ -800,15 +800,19 @@ class QueueWalk:
 
     def __iter__(self) -> Iterator[UserJob]:
         queue, cores = self.queue, self.plan.cores
-        needs = np.array([job.cores for job in queue], dtype=np.int64)
-        walltimes = np.array([job.walltime for job in queue])
+        if self.authors_stop:
+            def last_from(index: int) -> int:
+                return index if index < len(queue) and cores.any_free_now() else index - 1
+        else:   # only batio's stop reads every job's cores and walltime (a round's queue is long)
+            needs = np.array([job.cores for job in queue], dtype=np.int64)
+            walltimes = np.array([job.walltime for job in queue])
+
+            def last_from(index: int) -> int:
+                return index + cores.last_candidate(needs[index:], walltimes[index:])
         last = next((i for i, job in enumerate(queue) if job.history_node is None), len(queue)) - 1
         while True:
             if self.index > last:   # looked at again after each planned job
-                if self.authors_stop:
-                    last = self.index if self.index < len(queue) and cores.any_free_now() else self.index - 1
-                else:
-                    last = self.index + cores.last_candidate(needs[self.index:], walltimes[self.index:])
+                last = last_from(self.index)
                 if self.index > last:
                     return
             self.index += 1

@@ -286,21 +286,28 @@ class CoreLedger:
 
 class CoreTimes:
     """A plan of each core's next availability (``avail``, one row per node)
-    seen from ``now``."""
+    seen from ``now``. ``free_now``: the nodes with a core free now and not
+    taken by a planned job; ``reserve`` keeps it up to date node by node,
+    since the authors' stop asks for it after every job planned."""
 
     avail: np.ndarray
     now: float
+    free_now: int
 
     def advance(self, now: float) -> bool:
         """Move the plan to a later ``now`` when no core frees in between."""
         if ((self.avail > self.now) & (self.avail <= now)).any():
             return False
         self.now = now
+        self.count_free_now()
         return True
+
+    def count_free_now(self) -> None:
+        self.free_now = int((self.earliest_core(1) <= self.now).sum())
 
     def any_free_now(self) -> bool:
         """Some core is free now and not taken by a planned job."""
-        return bool((self.earliest_core(1) <= self.now).any())
+        return self.free_now > 0
 
     def earliest_core(self, cores: int) -> np.ndarray:
         """Per node, the availability of the Cores(J)-th earliest core."""
@@ -314,6 +321,7 @@ class CoreAvailability(CoreTimes):
     def __init__(self, availability: np.ndarray, now: float):
         self.avail = availability.copy()   # (P, m), sorted per row
         self.now = now
+        self.count_free_now()
 
     def earliest_core(self, cores: int) -> np.ndarray:
         return self.avail[:, cores - 1]
@@ -327,8 +335,10 @@ class CoreAvailability(CoreTimes):
 
     def reserve(self, node: int, cores: int, start: float, end: float) -> None:
         row = self.avail[node]
+        was_free = row[0] <= self.now
         row[:cores] = end
         row.sort()
+        self.free_now += int(row[0] <= self.now) - int(was_free)
 
     def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
         """Index of the last job that could still start now (-1 if none): one
@@ -483,6 +493,7 @@ class AuthorsHoles(CoreTimes):
         self.sorted_avail = np.sort(self.avail, axis=1)   # kept per node: t_k, LEO's switch and holes read it
         self.holes: dict[int, list[tuple[float, int]]] = {}   # node -> [(hole start, core)], the authors' order
         self.now = now
+        self.count_free_now()
         self.gate = gate
         gate.biggest = 0
         self.holes_only = False   # the authors' second phase: only jobs fitting in a hole
@@ -544,6 +555,7 @@ class AuthorsHoles(CoreTimes):
     def reserve(self, node: int, cores: int, start: float, end: float) -> list[int]:
         """Plan a job on ``node`` over [start, end); returns the core ids."""
         row = self.avail[node]
+        was_free = self.sorted_avail[node, 0] <= self.now
         if self.pinned:
             chosen = [core for _, core in self._sorted(node)[:cores]]
             row[chosen] = end
@@ -557,10 +569,11 @@ class AuthorsHoles(CoreTimes):
                     _insert_hole(holes, (start, core))
             row[chosen] = end
         self.sorted_avail[node] = np.sort(row)
-        if node == self.gate.node:   # get_new_biggest_hole: the first node with the most
-            counts = [len(self.holes.get(other, ())) for other in range(len(self.avail))]
-            self.gate.biggest = max(counts)
-            self.gate.node = counts.index(self.gate.biggest)
+        self.free_now += int(self.sorted_avail[node, 0] <= self.now) - int(was_free)
+        if node == self.gate.node:   # get_new_biggest_hole: the first node with the most (node 0 if none has one)
+            self.gate.biggest = max(map(len, self.holes.values()), default=0)
+            self.gate.node = min((other for other, holes in self.holes.items() if len(holes) == self.gate.biggest),
+                                 default=0) if self.gate.biggest else 0
         return chosen
 
     def _backfill(self, node: int, cores: int, end: float) -> list[int]:
@@ -647,6 +660,19 @@ class FilePlan:
         """Plan from ``now`` on (nothing planned happens in between)."""
         self.now = now
         self.cached_now = self._evictable_bytes(np.arange(len(self.slots.file)), np.full(len(self.slots.file), now))
+        # Nodes whose cached_now a planned job changed, brought up to date
+        # when read: most jobs are planned on nodes no later penalty reads now.
+        self.stale_cached: set[int] = set()
+
+    def _cached_now_of(self, nodes: np.ndarray) -> np.ndarray:
+        """``cached_now`` on ``nodes``: the bytes in memory but not in use at now."""
+        if self.stale_cached:
+            slots = self.slots
+            for node in self.stale_cached.intersection(nodes.tolist()):
+                cached = (slots.file[node] >= 0) & self._unused(slots.last_use[node], slots.evict_at[node], self.now)
+                self.cached_now[node] = slots.size[node][cached].sum()
+                self.stale_cached.discard(node)
+        return self.cached_now[nodes]
 
     def _evictable_bytes(self, nodes: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Bytes of the copies on ``nodes`` at times ``x`` that are in memory
@@ -715,8 +741,11 @@ class FilePlan:
         case = self.case(node, file, t_k)
         if case == LoadCase.NOT_IN_MEMORY:
             return t_k + self.load_time(size)
-        column = self._slot(node, self.memory.file_ids[file])
-        return float(self._ready(t_k, self.slots.ready[node, column]))
+        ready = float(self.slots.ready[node, self._slot(node, self.memory.file_ids[file])])
+        # ``_ready`` on one value, without numpy's cost per call.
+        if self.overhead_from_now:
+            return t_k + ready - self.now if ready > t_k else t_k
+        return max(t_k, ready)
 
     def case(self, node: int, file: Hashable, t_k: float) -> LoadCase:
         column = self._slot(node, self.memory.file_ids.get(file, -2))
@@ -744,7 +773,7 @@ class FilePlan:
         x = t_k[nodes]
         at_now = x == self.now
         evictable = np.empty(len(nodes))
-        evictable[at_now] = self.cached_now[nodes[at_now]]
+        evictable[at_now] = self._cached_now_of(nodes[at_now])
         later = ~at_now
         if later.any():
             evictable[later] = self._evictable_bytes(nodes[later], x[later])
@@ -757,7 +786,8 @@ class FilePlan:
             holders, columns, position = holders[inside], columns[inside], position[inside]
             y, slots = x[position], self.slots
             own = self._unused(slots.last_use[holders, columns], slots.evict_at[holders, columns], y)
-            np.subtract.at(evictable, position[own], slots.size[holders[own], columns[own]])
+            # A node holds one slot per file: each position comes once.
+            evictable[position[own]] -= slots.size[holders[own], columns[own]]
         return evictable * (size / self.memory_bytes) / self.bandwidth
 
     def record(self, node: int, file: Hashable, size: float, t_k: float, t_prime: float,
@@ -785,8 +815,8 @@ class FilePlan:
             slots.load_start[node, column] = t_k
             slots.ready[node, column] = t_prime
             slots.last_use[node, column] = end
-        row_file = slots.file[node]
         if self.retain_cached:
+            row_file = slots.file[node]
             # The start evicts the other files then cached (Section 3).
             others = (row_file >= 0) & (row_file != file_id) & (slots.last_use[node] <= t_k)
             slots.evict_at[node, others] = np.minimum(slots.evict_at[node, others], t_k)
@@ -795,5 +825,4 @@ class FilePlan:
             last_use = slots.last_use[node, column]
             slots.evict_at[node, column] = min((start for start, other in starts
                                                 if other != file_id and start >= last_use), default=math.inf)
-        cached = (row_file >= 0) & self._unused(slots.last_use[node], slots.evict_at[node], self.now)
-        self.cached_now[node] = slots.size[node][cached].sum()
+        self.stale_cached.add(node)
