@@ -965,8 +965,11 @@ class NodeScores:
         the nodes where it became known."""
         if not self.penalised:
             return candidates[:0]
-        if self.widen_reach():
-            candidates = self.every_node
+        return self.penalise(self.every_node if self.widen_reach() else candidates)
+
+    def penalise(self, candidates: np.ndarray) -> np.ndarray:
+        """EvictionPenalty on the ``candidates`` up to ``reach`` not known yet;
+        returns the nodes where it became known."""
         wanted = (self.t_k[candidates] < math.inf) & ~self.known[candidates] & (self.base[candidates] <= self.reach)
         if self.policy == "leo":
             wanted &= ~self.eft_scored(candidates)
@@ -1038,7 +1041,8 @@ class NodeScores:
         the vector methods, on Python floats. A burst's job costs what its
         numpy calls cost, and on one node each costs more than its work."""
         before = self.base[node]
-        base = self.base[node] = self.base_on(node)
+        eft_scored = self.policy == "leo" and self.eft_scored_on(node)   # LEO: scored t'_k, no penalty
+        base = self.base[node] = self.base_on(node, eft_scored)
         if base <= self.base_min:
             self.base_min = base
         elif before == self.base_min:   # the smallest may have left this node
@@ -1047,22 +1051,21 @@ class NodeScores:
             self.scores[node] = self.floored(base)
             return
         if self.widen_reach():   # every node may need its penalty: the vector way
-            penalised = self.add_penalties(self.every_node)
+            penalised = self.penalise(self.every_node)
             self.scores[penalised] = self.score(penalised)
-        elif (not self.known[node] and self.t_k[node] < math.inf and base <= self.reach
-                and not (self.policy == "leo" and self.eft_scored_on(node))):
+        elif not (self.known[node] or eft_scored) and self.t_k[node] < math.inf and base <= self.reach:
             self.EvictionPenalty[node] = self.plan.files.eviction_penalty(
                 self.job.file, self.job.size, self.t_k, self.every_node[node:node + 1])[0]
             self.known[node] = True
-        EvictionPenalty = 0.0 if self.policy == "leo" and self.eft_scored_on(node) else self.EvictionPenalty[node]
+        EvictionPenalty = 0.0 if eft_scored else self.EvictionPenalty[node]
         self.scores[node] = self.floored(base + self.eviction_weight * EvictionPenalty)
 
-    def base_on(self, node: int) -> float:
-        """``score_without_penalty`` on one node."""
+    def base_on(self, node: int, eft_scored: bool) -> float:
+        """``score_without_penalty`` on one node; ``eft_scored``: LEO scores it t'_k."""
         t_k, t_prime = float(self.t_k[node]), float(self.t_prime[node])
         if self.policy == "fcfs":
             return t_k
-        if self.policy == "eft" or (self.policy == "leo" and self.eft_scored_on(node)):
+        if self.policy == "eft" or eft_scored:
             return t_prime
         return t_k + self.W * (t_prime - t_k if t_k < math.inf else 0.0)
 
