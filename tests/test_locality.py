@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batio.errors import BatioError, SchedulerError
+from batio.reservation import Slot
 from batio.schedulers.locality.nodememory import (AuthorsHoles, CoreAvailability, CoreLedger, CoreProfile, FilePlan, HoleGate,
                               LoadCase, NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers.locality import locality
@@ -320,6 +321,11 @@ def random_state(rng, nb_nodes=6):
             memory.load_finished(node, file)
         ledger.start(f"r{i}", node, cores, end)
     queue = []
+    for _ in range(rng.choice([0, 0, 1, 3])):   # category -2 jobs, pinned to their history node, come first
+        cores, file = rng.randint(1, CORES), rng.choice(files)
+        queue.append(UserJob(Job(f"w0!{len(queue)}", len(queue), 0, 1, "p", {}), cores=cores,
+                             walltime=float(rng.randint(5, 300)), file=file, size=1000.0 * cores,
+                             history_node=rng.randrange(nb_nodes), history_start=-1.0))
     while len(queue) < 25 and rng.random() < 0.9:   # bursts of alike jobs, as users submit them
         cores, walltime, file = rng.randint(1, CORES), float(rng.randint(5, 300)), rng.choice(files)
         queue += [UserJob(Job(f"w0!{len(queue)}", len(queue), 0, 1, "p", {}), cores=cores, walltime=walltime,
@@ -332,15 +338,33 @@ def fresh_windows(profile, cores, walltime):
     return _first_windows(profile.times[:, :profile.used], profile.free[:, :profile.used], cores, walltime)
 
 
+def pinned_scored_on_every_node(placement, job, latest):
+    """``Placement.pinned_start`` the long way: the job scored on every
+    node, its t_k infinite but on its history node."""
+    cores, node = placement.plan.cores, job.history_node
+    t_k = np.full(len(placement.plan.busy), math.inf)
+    t_k[node] = cores.earliest_on(node, job.cores, job.walltime)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cores, "earliest", lambda cores_needed, walltime: t_k.copy())
+        scores = NodeScores(placement.scheduler, placement.plan, job, placement.now,
+                            placement.scheduler.policy_now(placement.plan))
+    placement.scores = None
+    placement.node, start, placement.t_prime = scores.best()
+    if placement.node is None or (latest is not None and start > latest):
+        return None
+    return Slot(start, placement.scheduler.node_hosts[placement.node])
+
+
 @pytest.mark.parametrize("policy", ["fcfs", "eft", "lea", "leo", "lem"])
 @pytest.mark.parametrize("backfill", [False, True])
 @pytest.mark.parametrize("authors_code", [False, True])
 def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_code, monkeypatch):
     """Stopping once no job left can start now, re-scoring alike jobs on one
     node (keeping the other nodes' scores, the smallest score and LEO's
-    sticky switch), computing EvictionPenalty only where it can win, and
-    keeping the core windows found for earlier jobs decide as planning every
-    job on every node from scratch would."""
+    sticky switch), computing EvictionPenalty only where it can win,
+    keeping the core windows found for earlier jobs, and placing a pinned
+    job on its history node unscored decide as planning every job on every
+    node from scratch would."""
     rng = random.Random(f"{policy}{backfill}{authors_code}")
     for _ in range(20):
         memory, ledger, queue = random_state(rng)
@@ -359,6 +383,7 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
                                   raising=False)
                 if not shortcuts:
                     patch.setattr(NodeScores, "alike", lambda self, job, policy: False)
+                    patch.setattr(locality.Placement, "pinned_start", pinned_scored_on_every_node)
                     patch.setattr(FilePlan, "eviction_penalty_bound", lambda self, size: math.inf)
                     patch.setattr(CoreProfile, "earliest", fresh_windows)
                     patch.setattr(CoreProfile, "earliest_on",

@@ -845,6 +845,8 @@ class Placement:
         if not self.second_phase and isinstance(plan.cores, AuthorsHoles):
             plan.cores.pinned = job.history_node is not None
         policy = self.scheduler.policy_now(plan)
+        if job.history_node is not None:
+            return self.pinned_start(job, latest)
         if scores is not None and not self.second_phase and scores.alike(job, policy):
             scores.rescore(self.node)   # only the node just planned scores differently
         else:
@@ -853,6 +855,20 @@ class Placement:
         if self.node is None or (latest is not None and t_k > latest):   # no window, or none by latest
             return None
         return Slot(t_k, self.scheduler.node_hosts[self.node])
+
+    def pinned_start(self, job: UserJob, latest: float | None) -> Slot | None:
+        """A category -2 job's only node is its history node (every other t_k
+        is infinite): whatever its score, it wins there if it has a window.
+        So no node is scored; the next job is scored afresh, since the
+        kept scores do not know this job's reservation."""
+        node = job.history_node
+        t_k = self.plan.cores.earliest_on(node, job.cores, job.walltime)
+        self.scores = None
+        if t_k == math.inf or (latest is not None and t_k > latest):
+            self.node = None
+            return None
+        self.node, self.t_prime = node, self.plan.files.availability_on(node, job.file, job.size, t_k)
+        return Slot(t_k, self.scheduler.node_hosts[node])
 
     def reserve(self, key: str, slot: Slot, duration: float, job: UserJob) -> None:
         node, t_k = self.node, slot.start
@@ -873,7 +889,8 @@ class Placement:
 class NodeScores:
     """Lines 2-9 of a policy for one job on every node: t_k, t'_k and the
     score, whose smallest value picks the node (ties: the first node, as the
-    authors' strict ``<``).
+    authors' strict ``<``). A job pinned to its history node has one node
+    only and is not scored (``Placement.pinned_start``).
 
     Planning a job changes one node's cores and files only. The next job of
     the queue, if alike (same cores, walltime, file and policy: a burst of a
@@ -902,11 +919,7 @@ class NodeScores:
         self.penalised = policy in ("lea", "leo") and self.eviction_weight > 0
         nb_nodes = len(plan.busy)
         self.every_node = np.arange(nb_nodes)
-        if job.history_node is None:
-            self.t_k = plan.cores.earliest(job.cores, job.walltime)                     # line 3 (3')
-        else:
-            self.t_k = np.full(nb_nodes, math.inf)
-            self.t_k[job.history_node] = plan.cores.earliest_on(job.history_node, job.cores, job.walltime)
+        self.t_k = plan.cores.earliest(job.cores, job.walltime)                         # line 3 (3')
         self.t_prime = plan.files.availability(job.file, job.size, self.t_k)           # line 4
         self.switch = self.first_start_now()
         self.base = self.score_without_penalty(self.every_node)
@@ -921,7 +934,7 @@ class NodeScores:
     def alike(self, job: UserJob, policy: str) -> bool:
         mine = self.job
         return (policy == self.policy and job.cores == mine.cores and job.walltime == mine.walltime
-                and job.file == mine.file and job.size == mine.size and job.history_node == mine.history_node)
+                and job.file == mine.file and job.size == mine.size)
 
     def score_without_penalty(self, nodes: np.ndarray) -> np.ndarray:
         t_k, t_prime = self.t_k[nodes], self.t_prime[nodes]
@@ -1017,8 +1030,7 @@ class NodeScores:
         if node is None:
             return
         job, plan = self.job, self.plan
-        if job.history_node is None or node == job.history_node:
-            self.t_k[node] = plan.cores.earliest_on(node, job.cores, job.walltime)
+        self.t_k[node] = plan.cores.earliest_on(node, job.cores, job.walltime)
         self.t_prime[node] = plan.files.availability_on(node, job.file, job.size, float(self.t_k[node]))
         self.EvictionPenalty[node] = 0
         self.known[node] = False
