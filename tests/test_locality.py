@@ -77,6 +77,20 @@ def test_plan_keeps_a_cached_file_until_a_job_of_another_file_is_planned_on_the_
     assert plan.case(0, "F", 300) == LoadCase.NOT_IN_MEMORY
 
 
+def test_a_planned_start_evicts_a_file_whose_planned_use_ends_at_that_instant():
+    memory = NodeMemory(1, MEMORY, BANDWIDTH)
+    memory.start_job(0, "f", "F", 1000, now=0, planned_end=100)
+    memory.load_finished(0, "F")
+    plan = FilePlan(memory, now=60)
+    plan.record(0, "F", 1000, t_k=100, t_prime=100, end=200)   # F in use until 200
+    plan.record(0, "G", 1000, t_k=200, t_prime=210, end=250)   # F no longer in use: G's start evicts it
+    plan.record(0, "K", 1000, t_k=220, t_prime=230, end=260)   # a later start does not keep it longer
+    assert plan.case(0, "F", 200) == LoadCase.IN_MEMORY
+    assert plan.case(0, "F", 201) == LoadCase.NOT_IN_MEMORY
+    plan.record(0, "H", 1000, t_k=199, t_prime=209, end=300)   # F still in use at 199: not evicted then
+    assert plan.case(0, "F", 200) == LoadCase.IN_MEMORY
+
+
 # -- the authors' code (``file_retention: in_use``, ``authors_code``) -------------------
 
 def test_without_retention_a_file_serves_only_a_start_in_the_second_its_last_user_ends():

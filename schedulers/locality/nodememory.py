@@ -816,10 +816,13 @@ class FilePlan:
             slots.ready[node, column] = t_prime
             slots.last_use[node, column] = end
         if self.retain_cached:
-            row_file = slots.file[node]
-            # The start evicts the other files then cached (Section 3).
-            others = (row_file >= 0) & (row_file != file_id) & (slots.last_use[node] <= t_k)
-            slots.evict_at[node, others] = np.minimum(slots.evict_at[node, others], t_k)
+            # The start evicts the other files then cached (Section 3); on
+            # one row of a few slots, a Python loop costs less than numpy's calls.
+            evict_at = slots.evict_at[node]
+            for other, (other_file, other_use) in enumerate(zip(slots.file[node].tolist(),
+                                                                 slots.last_use[node].tolist())):
+                if other_file >= 0 and other_file != file_id and other_use <= t_k and evict_at[other] > t_k:
+                    evict_at[other] = t_k
             starts = self.starts.setdefault(node, [])
             starts.append((t_k, file_id))
             last_use = slots.last_use[node, column]
