@@ -14,7 +14,7 @@ from batio.errors import BatioError, SchedulerError
 from batio.reservation import Slot
 from batio.schedulers.locality.nodememory import (AuthorsHoles, CoreAvailability, CoreLedger, CoreProfile, FilePlan, HoleGate,
                               LoadCase, NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
-from batio.schedulers.locality import locality
+from batio.schedulers.locality import locality, nodememory
 from batio.schedulers.locality.locality import CALL_MARGIN, DeadlineCalls, ExpectedCompletions, Locality, NodeScores, Plan, UserJob
 from batsim.batsim import Job
 
@@ -398,6 +398,7 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
                 if not shortcuts:
                     patch.setattr(NodeScores, "alike", lambda self, job, policy: False)
                     patch.setattr(locality.Placement, "pinned_start", pinned_scored_on_every_node)
+                    patch.setattr(nodememory, "FEW_NODES", 0)   # every EvictionPenalty the numpy way
                     patch.setattr(FilePlan, "eviction_penalty_bound", lambda self, size: math.inf)
                     patch.setattr(CoreProfile, "earliest", fresh_windows)
                     patch.setattr(CoreProfile, "earliest_on",
@@ -444,6 +445,35 @@ def test_counts_kept_by_a_plan_equal_counts_made_afresh(retain_cached):
                                                   files._evictable_bytes(nodes, np.full(len(nodes), now)))
             np.testing.assert_array_equal(files._cached_now_of(nodes),
                                           files._evictable_bytes(nodes, np.full(len(nodes), now)))
+
+
+@pytest.mark.parametrize("retain_cached", [False, True])
+def test_eviction_penalty_node_by_node_equals_the_vector_way(retain_cached, monkeypatch):
+    """EvictionPenalty computed node by node in Python floats (few nodes)
+    equals numpy's on all nodes at once, to the last bit, at now and later,
+    for files on some nodes, planned there or absent."""
+    rng = random.Random(f"penalty{retain_cached}")
+    compared = 0
+    for _ in range(30):
+        memory, ledger, queue = random_state(rng)
+        memory.retain_cached = retain_cached
+        ends = [float(end) for end in ledger.held.ravel() if end > 0]
+        now = rng.choice([1.0, 150.0] + ends[:1])   # at a running job's end, a copy's use ends now
+        files = FilePlan(memory, now)
+        nodes = np.arange(len(memory.copies))
+        for job in queue:   # planned copies beside the real ones
+            node, t_k = rng.randrange(len(nodes)), now + rng.choice([0.0, 12.5, 200.0])
+            files.record(node, job.file, job.size, t_k, t_k + 10.0, t_k + job.walltime)
+            t_k = np.array([rng.choice([now, now + 7.25, now + 180.0, math.inf]) for _ in nodes])
+            reachable = nodes[t_k < math.inf]
+            file, size = rng.choice(["f0", "f3", "new"]), rng.choice([1000.0, 3000.0])
+            node_by_node = files.eviction_penalty(file, size, t_k, reachable)
+            monkeypatch.setattr(nodememory, "FEW_NODES", 0)
+            at_once = files.eviction_penalty(file, size, t_k, reachable)
+            monkeypatch.undo()
+            np.testing.assert_array_equal(node_by_node, at_once)
+            compared += int((at_once > 0).sum())
+    assert compared > 0
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "eft", "lea", "leo"])

@@ -83,7 +83,7 @@ load job it waited for, empty if none>;reused=<1 if cases 1 or 3, else 0>``
 ``src/basic_functions.c``: no transfer, or waiting for another job's load).
 
 Workload fields read on each job (besides Batsim's): ``cores`` (1..cores per
-node), ``file``, ``file_bytes``, ``category`` (optional), and for category
+node), ``file``, ``file_bytes`` (rounded to whole bytes), ``category`` (optional), and for category
 -2 ``history_node`` (a compute host id): such a job was already running at
 the start of the replayed window; it is planned before every other job, on
 that node only, at the earliest time its cores are free (normally at once).
@@ -517,7 +517,8 @@ class Locality(QueueScheduler):
             history_start = fields.get("history_start", job.submit_time)
             if isinstance(history_start, bool) or not isinstance(history_start, (int, float)):
                 fail("history_start", f"must be a time in seconds, got {history_start!r}")
-        user_job = UserJob(job, cores, time_limit(job), str(fields["file"]), float(size), history_node,
+        # Whole bytes: the policies' sums of sizes are then exact in any order (FilePlan.eviction_penalty).
+        user_job = UserJob(job, cores, time_limit(job), str(fields["file"]), float(round(size)), history_node,
                            history_start)
         if history_node is not None and self.history_pinning == "until_replan":
             self.pinned.append(user_job)
@@ -1066,8 +1067,8 @@ class NodeScores:
             penalised = self.penalise(self.every_node)
             self.scores[penalised] = self.score(penalised)
         elif not (self.known[node] or eft_scored) and self.t_k[node] < math.inf and base <= self.reach:
-            self.EvictionPenalty[node] = self.plan.files.eviction_penalty(
-                self.job.file, self.job.size, self.t_k, self.every_node[node:node + 1])[0]
+            self.EvictionPenalty[node] = self.plan.files.eviction_penalty_on(node, self.job.file, self.job.size,
+                                                                              float(self.t_k[node]))
             self.known[node] = True
         EvictionPenalty = 0.0 if eft_scored else self.EvictionPenalty[node]
         self.scores[node] = self.floored(base + self.eviction_weight * EvictionPenalty)

@@ -626,6 +626,11 @@ def plan_cores(ledger: CoreLedger, now: float, backfill: bool):
 
 # -- plan: files -------------------------------------------------------------------
 
+FEW_NODES = 16
+"""EvictionPenalty is computed node by node on at most this many nodes, in one
+numpy call on more: the two cost alike at about 16 nodes of 8-16 slots."""
+
+
 class FilePlan:
     """The copies of files in each node's memory over a round's plan: the
     real copies (``NodeMemory``) and those the planned jobs load.
@@ -769,7 +774,15 @@ class FilePlan:
         job's own whose last planned use ends by t_k, i.e. those the start
         may evict; files still in use at t_k cannot be evicted and do not
         count. The fraction Size(File(J)) / M is their Cores(J) / 20.
+
+        On a few nodes, node by node in Python floats (``eviction_penalty_on``):
+        there numpy's cost per call is most of the time. Sizes are whole
+        bytes (``Locality.read_job``), so every sum of them is exact in any
+        order and both ways give the same penalty to the last bit.
         """
+        if len(nodes) <= FEW_NODES:
+            return np.array([self.eviction_penalty_on(node, file, size, x)
+                             for node, x in zip(nodes.tolist(), t_k[nodes].tolist())])
         x = t_k[nodes]
         at_now = x == self.now
         evictable = np.empty(len(nodes))
@@ -788,6 +801,19 @@ class FilePlan:
             own = self._unused(slots.last_use[holders, columns], slots.evict_at[holders, columns], y)
             # A node holds one slot per file: each position comes once.
             evictable[position[own]] -= slots.size[holders[own], columns[own]]
+        return evictable * (size / self.memory_bytes) / self.bandwidth
+
+    def eviction_penalty_on(self, node: int, file: Hashable, size: float, t_k: float) -> float:
+        """``eviction_penalty`` on one node: the bytes of the copies of the
+        node's row in memory but not in use at t_k, the job's own file left out."""
+        slots, now, own = self.slots, self.now, self.memory.file_ids.get(file)
+        evictable = 0.0
+        for file_id, bytes_, last_use, evict_at in zip(slots.file[node].tolist(), slots.size[node].tolist(),
+                                                      slots.last_use[node].tolist(), slots.evict_at[node].tolist()):
+            # ``_unused`` on one copy.
+            unused = last_use <= t_k < evict_at if self.retain_cached else now <= last_use <= t_k
+            if unused and file_id >= 0 and file_id != own:
+                evictable += bytes_
         return evictable * (size / self.memory_bytes) / self.bandwidth
 
     def record(self, node: int, file: Hashable, size: float, t_k: float, t_prime: float,
