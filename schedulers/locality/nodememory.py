@@ -562,11 +562,13 @@ class AuthorsHoles(CoreTimes):
         elif start == self.now and (self.holes_only or self._eat(node, cores) > self.now):
             chosen = self._backfill(node, cores, end)
         else:   # fill_cores_minimize_holes
-            chosen = [core for core in range(len(row)) if row[core] <= start][:cores]
+            times = row.tolist()   # Python floats: numpy's scalar reads cost more than the loop
+            chosen = [core for core, time in enumerate(times) if time <= start][:cores]
             holes = self.holes.setdefault(node, [])
-            for core in chosen:
-                if row[core] <= self.now < start:
-                    _insert_hole(holes, (start, core))
+            if self.now < start:   # a core free now left idle until start is a hole
+                for core in chosen:
+                    if times[core] <= self.now:
+                        _insert_hole(holes, (start, core))
             row[chosen] = end
         self.sorted_avail[node] = np.sort(row)
         self.free_now += int(self.sorted_avail[node, 0] <= self.now) - int(was_free)
