@@ -906,8 +906,8 @@ class NodeScores:
     with the authors' integer scores, one second more, lest a node left out
     tie the smallest after the floor): the others cannot win. It is computed
     up to ``reach``, one bound beyond that, since a burst raises the
-    smallest score job after job and one call on many nodes costs about what
-    one on a single node does. Every node whose score without the penalty is
+    smallest score job after job and each rise past ``reach`` looks at every
+    node. Every node whose score without the penalty is
     at most ``reach`` has its penalty known; a node left out stays out until
     the threshold passes ``reach`` or its own score changes, so after
     ``rescore`` the other nodes are only looked at again when it has.
