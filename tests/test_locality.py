@@ -783,6 +783,12 @@ def test_refuses_to_run_without_dynamic_jobs_and_compute_sharing(simulate_worklo
         simulate_workload(work, platform=platform, scheduler=SCHEDULER, options={"policy": "lea"})
 
 
+@pytest.mark.parametrize("file_bytes", [-5, "10", float("nan"), 1e30])
+def test_a_file_size_that_is_not_bytes_of_node_memory_is_reported_with_its_field(run, file_bytes):
+    with pytest.raises(BatioError, match=r"job 'w0!1'.*field 'file_bytes'"):
+        run([job(1, 0, 2, "F", 10, 100, file_bytes=file_bytes)], policy="lea")
+
+
 def test_a_job_asking_more_cores_than_a_node_has_is_reported_with_its_field(run):
     with pytest.raises(BatioError, match=r"job 'w0!1'.*field 'cores'"):
         run([job(1, 0, 9, "F", 10, 100)], policy="lea")
