@@ -15,7 +15,8 @@ from batio.reservation import Slot
 from batio.schedulers.locality.nodememory import (AuthorsHoles, CoreAvailability, CoreLedger, CoreProfile, FilePlan, HoleGate,
                               LoadCase, NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers.locality import locality, nodememory
-from batio.schedulers.locality.locality import CALL_MARGIN, DeadlineCalls, ExpectedCompletions, Locality, NodeScores, Plan, UserJob
+from batio.schedulers.locality.locality import (CALL_MARGIN, DeadlineCalls, ExpectedCompletions, Locality, NodeScores,
+                                               Plan, QueueWalk, UserJob)
 from batsim.batsim import Job
 
 SCHEDULER = locality.__file__
@@ -342,8 +343,9 @@ def random_state(rng, nb_nodes=6):
                              history_node=rng.randrange(nb_nodes), history_start=-1.0))
     while len(queue) < 25 and rng.random() < 0.9:   # bursts of alike jobs, as users submit them
         cores, walltime, file = rng.randint(1, CORES), float(rng.randint(5, 300)), rng.choice(files)
-        queue += [UserJob(Job(f"w0!{len(queue)}", len(queue), 0, 1, "p", {}), cores=cores, walltime=walltime,
-                          file=file, size=1000.0 * cores, history_node=None) for _ in range(rng.randint(1, 4))]
+        queue += [UserJob(Job(f"w0!{len(queue) + i}", len(queue) + i, 0, 1, "p", {}), cores=cores,
+                          walltime=walltime, file=file, size=1000.0 * cores, history_node=None)
+                  for i in range(rng.randint(1, 4))]
     return memory, ledger, queue
 
 
@@ -385,7 +387,7 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
         sched = scheduler(policy=policy, backfill=backfill, W=rng.choice([1, 500]),
                           busy_threshold=rng.choice([0.3, 0.8]), authors_code=authors_code)
         sched.host_ids = list(range(len(memory.copies)))
-        sched.ledger = ledger
+        sched.ledger, sched.memory = ledger, memory
         outcomes = []
         # All shortcuts; none but the early stop; none at all.
         for shortcuts, early_stop in ((True, True), (False, True), (False, False)):
@@ -395,6 +397,8 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
                 if not early_stop:
                     patch.setattr(type(plan.cores), "last_candidate", lambda self, cores, walltimes: len(cores) - 1,
                                   raising=False)
+                if not early_stop:
+                    patch.setattr(QueueWalk, "__iter__", lambda self: self.walk(cut=False))
                 if not shortcuts:
                     patch.setattr(NodeScores, "alike", lambda self, job, policy: False)
                     patch.setattr(locality.Placement, "pinned_start", pinned_scored_on_every_node)
@@ -414,12 +418,68 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
         assert outcomes[0][0] == outcomes[2][0]
 
 
+def plan_state(plan):
+    """Every reservation of a plan: its cores, its files' slots, the jobs left."""
+    cores, files = plan.cores, plan.files
+    if isinstance(cores, CoreProfile):
+        core_state = (cores.times[:, :cores.used].tolist(), cores.free[:, :cores.used].tolist())
+    else:
+        core_state = cores.avail.tolist()
+    if isinstance(files, FilePlan):
+        file_state = ([getattr(files.slots, name).tolist() for name, _ in files.slots.FIELDS], files.new_slots,
+                      files.starts, files.row_bytes_max)
+    else:
+        file_state = None
+    return core_state, file_state, [job.id for job in plan.pending]
+
+
+@pytest.mark.parametrize("policy", ["eft", "lea", "lem"])
+@pytest.mark.parametrize("backfill", [False, True])
+def test_a_cut_walk_and_its_rest_plan_as_the_whole_walk(policy, backfill):
+    """batio's walk, cut where no job left can start now, starts the same
+    jobs as the whole walk; its rest, planned at the next round after the
+    started jobs changed the nodes' memory (loads, evictions), leaves the
+    plan the whole walk left: every core and file reservation, the jobs
+    left."""
+    rng = random.Random(f"cut{policy}{backfill}")
+    cuts = 0
+    for _ in range(40):
+        memory, ledger, queue = random_state(rng)
+        for node, copies in enumerate(memory.copies):   # some files only cached: a start evicts them
+            for file, copy in list(copies.items()):
+                for job_id in [job_id for job_id in copy.users if rng.random() < 0.5]:
+                    memory.end_job(node, job_id, file, 0.5)
+                    ledger.end(job_id)
+        sched = scheduler(policy=policy, backfill=backfill, W=rng.choice([1, 500]), busy_threshold=0.5)
+        sched.host_ids = list(range(len(memory.copies)))
+        sched.ledger, sched.memory = ledger, memory
+        whole = Plan(sched.core_plan(1.0), FilePlan(memory, 1.0), ledger.busy_nodes(), list(queue))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(QueueWalk, "__iter__", lambda self: self.walk(cut=False))
+            examined_whole, started_whole = sched.plan_queue(whole, 1.0)
+        expected = plan_state(whole)
+        plan = Plan(sched.core_plan(1.0), FilePlan(memory, 1.0), ledger.busy_nodes(), list(queue))
+        examined, started = sched.plan_queue(plan, 1.0)
+        assert [(job.id, where) for job, where in started] == [(job.id, where) for job, where in started_whole]
+        if plan.cut_walk is None:
+            assert examined == examined_whole
+            continue
+        plan.files.freeze([node for _, (node, _) in started], [job.file for job, _ in started])
+        for job, (node, _) in started:   # what launch does to the memory
+            memory.start_job(node, job.id, job.file, job.size, 1.0, 1.0 + job.walltime)
+        rest = sched.plan_rest(plan)
+        assert examined + rest == examined_whole
+        assert plan_state(plan) == expected
+        cuts += rest > 0 and len(started) > 0
+    assert cuts >= 5
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_counts_kept_by_a_plan_equal_counts_made_afresh(seed):
     """What a core plan keeps up to date as jobs are planned equals what it
     would count afresh: the nodes with a core free now (``free_now``, which
-    the authors' stop reads) and the authors' ``biggest_hole`` after a job
-    is planned on its node."""
+    both stops read) and the authors' ``biggest_hole`` after a job is
+    planned on its node."""
     rng = random.Random(f"counts{seed}")
     for _ in range(30):
         _, ledger, queue = random_state(rng)
@@ -436,6 +496,13 @@ def test_counts_kept_by_a_plan_equal_counts_made_afresh(seed):
                 if isinstance(cores, AuthorsHoles) and node == gate_node:   # the authors' biggest_hole, recounted
                     counts = [len(cores.holes.get(other, ())) for other in range(nb_nodes)]
                     assert (gate.biggest, gate.node) == (max(counts), counts.index(max(counts)))
+        profile = CoreProfile(ledger.availability(now), now)   # with backfilling: column 0 is now
+        for job in queue:
+            node = rng.randrange(nb_nodes)
+            t_k = profile.earliest_on(node, job.cores, job.walltime)
+            if t_k < math.inf:
+                profile.reserve(node, job.cores, t_k, t_k + job.walltime)
+            assert profile.free_now == int((profile.free[:, :profile.used][:, 0] > 0).sum())
 
 
 @pytest.mark.parametrize("retain_cached", [False, True])

@@ -95,14 +95,17 @@ Rounds. A round plans the queue (in submission order) from the state of the
 started jobs, as the authors' simulator does (``src/main.c``): after a job
 completes (or is killed) everything is replanned; when only new jobs
 arrived, the previous plan is kept and the new jobs are planned after it
-(reservations of earlier jobs do not depend on later ones). Two exact
+(reservations of earlier jobs do not depend on later ones). Exact
 shortcuts keep rounds short: a job is only planned while some job left in
 the queue could still start now (without backfilling: it needs no more than
 the largest number of cores free now on a node; with backfilling: its
 window fits in a hole open now), since planning the rest cannot start
 anything now and is redone at the next completion; and the unplanned rest is
-planned first when only new jobs arrive. Loads completing change no
-reservation and trigger no round.
+planned first when only new jobs arrive. That last job is found before the
+jobs ahead of it take what is free now, so the walk to it is cut once no
+job left could start now, and the jobs it skipped are planned, as that
+round would have, only if the next round keeps the plan (``QueueWalk``).
+Loads completing change no reservation and trigger no round.
 
 Facts from the authors' simulator used here (``src/scheduler.c``,
 ``fcfs_with_a_score_scheduler`` and ``..._conservativebf_scheduler``):
@@ -128,11 +131,12 @@ uses the run times only to group events, never to choose.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import functools
 import heapq
 import json
 import math
+import operator
 import time
 
 from batsim.batsim import Job
@@ -171,6 +175,15 @@ class UserJob:
     size: float
     history_node: int | None    # node index a category -2 job is pinned to, None once free
     history_start: float | None = None   # category -2 jobs: when history started them
+    queue_key: tuple = field(init=False, repr=False, compare=False)
+    """Submission order; category -2 jobs (already running) first, in order
+    of history start. Kept: every round sorts the queue by it."""
+
+    def __post_init__(self):
+        if self.history_start is not None:
+            self.queue_key = (False, self.history_start, job_id_key(self.job.id))
+        else:
+            self.queue_key = (True, self.job.submit_time, job_id_key(self.job.id))
 
     @property
     def id(self) -> str:
@@ -178,13 +191,6 @@ class UserJob:
 
     requested_resources = 1
     """Hosts, as ``backfill`` asks: one node (``read_job`` checks res 1)."""
-
-    def queue_key(self) -> tuple:
-        """Submission order; category -2 jobs (already running) first, in
-        order of history start."""
-        if self.history_start is not None:
-            return (False, self.history_start, job_id_key(self.job.id))
-        return (True, self.job.submit_time, job_id_key(self.job.id))
 
 
 SAME_INSTANT = 1e-3
@@ -196,6 +202,10 @@ AUTHORS_MODEL = {"load_model": "fixed", "file_retention": "in_use", "history_pin
 """The options that follow the model of the authors' simulator (userccgrid/
 Locality-aware-batch-scheduling at 1f47b38), on a workload converted with
 ``--running-at-cut restart`` (``scripts/results/locality.md``)."""
+
+FIRST_CHECK = 8
+"""Jobs a cut walk hands out before its first ``last_candidate`` check
+(then after twice as many each time); a rough choice, not tuned."""
 
 CALL_MARGIN = 1e-3
 """Seconds: a CALL_ME_LATER must be after the time Batsim receives it, which
@@ -214,12 +224,16 @@ class Plan:
         # Jobs planned to start later: id -> (job, node, t_k, core ids or
         # None), in plan order.
         self.later: dict[str, tuple[UserJob, int, float, list | None]] = {}
+        self.cut_walk: QueueWalk | None = None   # a walk cut where none could start now, its rest not planned
 
     def mark_busy(self, node: int) -> None:
         """A job starts now on ``node`` (LEM's load counts it at once)."""
         if not self.busy[node]:
             self.busy[node] = True
             self.busy_count += 1
+
+    def can_advance(self, now: float) -> bool:
+        return self.cores.can_advance(now)
 
     def advance(self, now: float) -> bool:
         """Go on planning at a later ``now``; False if something planned
@@ -245,6 +259,12 @@ class NoFiles:
         return t_k
 
     def record(self, node: int, file: Hashable, size: float, t_k: float, t_prime: float, end: float) -> None:
+        pass
+
+    def freeze(self, nodes: list[int], files: list[Hashable]) -> None:
+        pass
+
+    def thaw(self) -> None:
         pass
 
 
@@ -610,10 +630,13 @@ class Locality(QueueScheduler):
         last_time, last_started = self.last_round_started
         if self.replan and last_started and now - last_time < SAME_INSTANT:
             self.split_instants.append(now)
-        if (self.replan or self.plan is None or any(job.history_node is not None for job in new_jobs)
-                or not self.plan.advance(now)):
+        keep = not (self.replan or self.plan is None or any(job.history_node is not None for job in new_jobs))
+        rest = 0
+        if keep and self.plan.cut_walk is not None and self.plan.can_advance(now):
+            rest = self.plan_rest(self.plan)   # its reservations may end before now: advance checks them
+        if not (keep and self.plan.advance(now)):
             self.plan = Plan(self.core_plan(now), self.file_plan(now), self.ledger.busy_nodes(),
-                             sorted(self.queue.values(), key=UserJob.queue_key))
+                             sorted(self.queue.values(), key=_queue_key))
             self.replan = False
         else:
             if self.authors_code:
@@ -624,14 +647,16 @@ class Locality(QueueScheduler):
                 self.plan.files = self.file_plan(now)
             # The authors' call after submissions only plans the new jobs.
             pending = [] if self.authors_code else self.plan.pending
-            self.plan.pending = sorted(pending + new_jobs, key=UserJob.queue_key)
+            self.plan.pending = sorted(pending + new_jobs, key=_queue_key)
         examined, to_start = self.plan_queue(self.plan, now)
+        if self.plan.cut_walk is not None and to_start:
+            self.plan.files.freeze([node for _, (node, _) in to_start], [job.file for job, _ in to_start])
         self.last_round_started = (now, len(to_start))
         for user_job, (node, core_ids) in to_start:
             self.launch(user_job, node, now, core_ids)
         self.finish_registration()
         self.round_seconds.append(time.perf_counter() - began)
-        self.round_examined.append(examined)
+        self.round_examined.append(rest + examined)
 
     def start_planned_now(self, plan: Plan, now: float) -> None:
         """The authors' loop (``src/main.c``) starts the jobs an earlier call
@@ -668,7 +693,7 @@ class Locality(QueueScheduler):
         walk = QueueWalk(plan, authors_stop=self.authors_code)
         placement = Placement(self, plan, now)
         rounds = [backfill(placement, walk, now, math.inf, L=_walltime, r=_itself, on_start=placement.mark_busy)]
-        examined = walk.index
+        examined = planned_to = walk.index
         if self.authors_code and self.backfill:
             # The authors' second phase once every core free now is taken
             # (``only_check_conservative_backfill``): each job left that
@@ -681,13 +706,30 @@ class Locality(QueueScheduler):
                                    on_start=holes.mark_busy, first_fit=True))
             plan.cores.holes_only = False
             placement.placed.update(holes.placed)
-            examined = len(walk.queue)
+            examined = planned_to = len(walk.queue)
+        if walk.cut:
+            plan.cut_walk = walk
         if self.authors_code:   # start_planned_now reads them
             for job, slot in rounds[0].reserved:
                 node, core_ids = placement.placed[job.id]
                 plan.later[job.id] = (job, node, slot.start, core_ids)
-        plan.pending = walk.queue[examined:]
+        plan.pending = walk.queue[planned_to:]
         return examined, [(job, placement.placed[job.id]) for result in rounds for job, _ in result.started]
+
+    def plan_rest(self, plan: Plan) -> int:
+        """Plan the jobs the last round's walk was cut before (``QueueWalk``)
+        as that round would have: at its now, on what it saw (the real
+        copies' slots frozen when its jobs started). Nothing starts: the
+        walk was cut where none could. Returns the number of jobs planned."""
+        walk, plan.cut_walk = plan.cut_walk, None
+        assert walk is not None
+        examined_before, now = walk.index, plan.cores.now
+        placement = Placement(self, plan, now)
+        result = backfill(placement, walk.rest(), now, math.inf, L=_walltime, r=_itself)
+        assert not result.started, "a walk is cut only where no job left can start now"
+        plan.files.thaw()
+        plan.pending = walk.queue[walk.index:]
+        return walk.index - examined_before
 
     def policy_now(self, plan: Plan) -> str:
         """The policy for the next job: LEM is EFT or LEA depending on the
@@ -778,6 +820,9 @@ class Locality(QueueScheduler):
             self.bs.notify_registration_finished()
 
 
+_queue_key = operator.attrgetter("queue_key")
+
+
 def _walltime(job: UserJob) -> float:
     return job.walltime
 
@@ -793,28 +838,59 @@ class QueueWalk:
     jobs always; then, in batio's rounds, up to the last job that fits in
     what is free now (``last_candidate``); in the authors', while a core
     free now is not yet taken by a planned job (``LEA`` in
-    ``src/scheduler.c``). ``index``: how many jobs it has handed out."""
+    ``src/scheduler.c``). ``index``: how many jobs it has handed out.
+
+    batio's last job is found before the jobs ahead of it take what is free
+    now, so most jobs up to it start nothing now. The walk is ``cut`` once
+    none left can (no core free now, or ``last_candidate`` finds none at a
+    check): the jobs it would still plan up to its last only reserve
+    cores and files for later, which matters only if the next round keeps
+    this plan (when only new jobs came). ``rest`` then hands them out as
+    the walk would have (``Locality.plan_rest``); a plan rebuilt at the next
+    completion, most rounds', never plans them.
+    """
 
     def __init__(self, plan: Plan, authors_stop: bool):
         self.plan, self.queue, self.authors_stop = plan, plan.pending, authors_stop
         self.index = 0
+        self.cut = False
+        # The leading category -2 jobs are always planned.
+        self.pinned = next((i for i, job in enumerate(self.queue) if job.history_node is None), len(self.queue))
+        self.last = self.pinned - 1
+        if not authors_stop:   # only batio's stop reads every job's cores and walltime (a round's queue is long)
+            self.needs = np.array([job.cores for job in self.queue], dtype=np.int64)
+            self.walltimes = np.array([job.walltime for job in self.queue])
+
+    def last_from(self, index: int) -> int:
+        """The last job from ``index`` on that could still start now (``index`` - 1 if none)."""
+        if self.authors_stop:
+            return index if index < len(self.queue) and self.plan.cores.any_free_now() else index - 1
+        return index + self.plan.cores.last_candidate(self.needs[index:], self.walltimes[index:])
 
     def __iter__(self) -> Iterator[UserJob]:
-        queue, cores = self.queue, self.plan.cores
-        if self.authors_stop:
-            def last_from(index: int) -> int:
-                return index if index < len(queue) and cores.any_free_now() else index - 1
-        else:   # only batio's stop reads every job's cores and walltime (a round's queue is long)
-            needs = np.array([job.cores for job in queue], dtype=np.int64)
-            walltimes = np.array([job.walltime for job in queue])
+        return self.walk(cut=not self.authors_stop)
 
-            def last_from(index: int) -> int:
-                return index + cores.last_candidate(needs[index:], walltimes[index:])
-        last = next((i for i, job in enumerate(queue) if job.history_node is None), len(queue)) - 1
+    def rest(self) -> Iterator[UserJob]:
+        """The jobs after the cut, up to the walk's last."""
+        self.cut = False
+        return self.walk(cut=False)
+
+    def walk(self, cut: bool) -> Iterator[UserJob]:
+        queue, cores = self.queue, self.plan.cores
+        check = self.index + FIRST_CHECK
         while True:
-            if self.index > last:   # looked at again after each planned job
-                last = last_from(self.index)
-                if self.index > last:
+            if self.index > self.last:   # looked at again after each planned job
+                self.last = self.last_from(self.index)
+                if self.index > self.last:
+                    return
+            if cut and self.index >= self.pinned:
+                if self.index >= check:   # last_candidate costs a pass over the rest: checked ever less often
+                    check *= 2
+                    if self.last_from(self.index) < self.index:
+                        self.cut = True
+                        return
+                if not cores.any_free_now():
+                    self.cut = True
                     return
             self.index += 1
             yield queue[self.index - 1]

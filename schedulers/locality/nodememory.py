@@ -48,6 +48,7 @@ always be given m distinct cores (interval graphs are perfect).
 """
 from __future__ import annotations
 
+import bisect
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -123,14 +124,18 @@ class Slots:
         return twin
 
     def free_column(self, node: int) -> int:
-        free = np.flatnonzero(self.file[node] < 0)
-        if len(free):
-            return int(free[0])
+        row = self.file[node].tolist()
+        if -1 in row:
+            return row.index(-1)
         width = self.file.shape[1]
+        self.grow()
+        return width
+
+    def grow(self) -> None:
+        """Twice as many columns."""
         for name, fill in self.FIELDS:
             array = getattr(self, name)
             setattr(self, name, np.hstack([array, np.full_like(array, fill)]))
-        return width
 
     def clear(self, node: int, slot: int) -> None:
         self.row_bytes[node] -= self.size[node, slot]
@@ -294,9 +299,13 @@ class CoreTimes:
     now: float
     free_now: int
 
+    def can_advance(self, now: float) -> bool:
+        """No core frees after the plan's now and by ``now``."""
+        return not ((self.avail > self.now) & (self.avail <= now)).any()
+
     def advance(self, now: float) -> bool:
         """Move the plan to a later ``now`` when no core frees in between."""
-        if ((self.avail > self.now) & (self.avail <= now)).any():
+        if not self.can_advance(now):
             return False
         self.now = now
         self.count_free_now()
@@ -371,6 +380,8 @@ class CoreProfile:
             same = self.times[:, column] == self.times[:, column + 1]
             self.free[same, column] = self.free[same, column + 1]
         self.used = cores + 1
+        # Nodes with a core free now (column 0 is now): only a job starting now takes one.
+        self.count_free_now()
         # earliest's answers kept per (cores, walltime), with the count of
         # reservations they saw; reserved_at: that count at a node's last one.
         self.windows: dict[tuple[int, float], tuple[np.ndarray, int]] = {}
@@ -401,9 +412,9 @@ class CoreProfile:
         Python: on one row numpy's cost per call is most of the time."""
         times, free = self.times[node, :self.used].tolist(), self.free[node, :self.used].tolist()
         next_bad = first = math.inf
-        for t, available in zip(reversed(times), reversed(free)):
+        for t, available in zip(reversed(times), reversed(free)):   # times never increase
             if available < cores:
-                next_bad = min(next_bad, t)
+                next_bad = t
             elif t < math.inf and next_bad >= t + walltime:
                 first = t
         return first
@@ -413,11 +424,21 @@ class CoreProfile:
         self.reserved_at[node] = self.reservations
         first = self._breakpoint(node, start)
         stop = self._breakpoint(node, end) if end < math.inf else self.used
+        was_free = self.free[node, 0] > 0
         self.free[node, first:stop] -= cores
+        if first == 0:
+            self.free_now += int(self.free[node, 0] > 0) - int(was_free)
+
+    def any_free_now(self) -> bool:
+        """Some core is free now and not taken by a planned job."""
+        return self.free_now > 0
+
+    def count_free_now(self) -> None:
+        self.free_now = int((self.free[:, 0] > 0).sum())
 
     def _breakpoint(self, node: int, t: float) -> int:
-        row = self.times[node, :self.used]
-        index = int(np.searchsorted(row, t, side="left"))
+        row = self.times[node, :self.used].tolist()   # one row: bisect costs less than numpy's call
+        index = bisect.bisect_left(row, t)
         if index < self.used and row[index] == t:
             return index
         if self.used == self.times.shape[1]:
@@ -435,10 +456,17 @@ class CoreProfile:
         self.times = np.hstack([self.times, np.full((nb_nodes, width), math.inf)])
         self.free = np.hstack([self.free, np.full((nb_nodes, width), self.cores, dtype=np.int32)])
 
-    def advance(self, now: float) -> bool:
+    def can_advance(self, now: float) -> bool:
+        """No count changes after the plan's now and by ``now``."""
         times = self.times[:, :self.used]
-        if ((times > self.now) & (times <= now)).any():
+        return not ((times > self.now) & (times <= now)).any()
+
+    def advance(self, now: float) -> bool:
+        """Move the plan to a later ``now`` when no count changes in between
+        (so ``free_now`` holds)."""
+        if not self.can_advance(now):
             return False
+        times = self.times[:, :self.used]
         times[times == self.now] = now
         self.now = now
         self.windows.clear()   # windows starting at the former now start later
@@ -449,12 +477,12 @@ class CoreProfile:
         from now (0 where no node has them now)."""
         times, free = self.times[:, :self.used], self.free[:, :self.used]
         lowest_so_far = np.minimum.accumulate(free, axis=1)
+        # Per node and number of cores c, the first column short of c (lowest_so_far never
+        # increases): as many columns as have c or more; ``used`` (no end) if none is short.
+        first_short = (lowest_so_far[:, :, None] >= np.arange(1, self.cores + 1)).sum(axis=1)
+        ends = np.take_along_axis(np.hstack([times, np.full((len(times), 1), math.inf)]), first_short, axis=1)
         holes = np.zeros(self.cores + 1)
-        for cores in range(1, self.cores + 1):
-            short = lowest_so_far < cores
-            has_short = short.any(axis=1)
-            ends = np.where(has_short, times[np.arange(len(times)), short.argmax(axis=1)], math.inf)
-            holes[cores] = (ends - self.now).max()
+        holes[1:] = (ends - self.now).max(axis=0)
         return holes
 
     def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
@@ -658,16 +686,35 @@ class FilePlan:
         self.retain_cached = memory.retain_cached
         self.memory_bytes = memory.memory_bytes
         self.slots = memory.slots.copy()
+        # The real copies' slots, file id -> {node: column}: the memory's own,
+        # read as it changes, but while a cut walk waits for its rest (``freeze``).
+        self.holders = memory.holders
         self.row_bytes_max = float(self.slots.row_bytes.max())   # kept: every job's scores read it
         self.advance(now)
         self.new_slots: dict[tuple[int, int], int] = {}          # (node, file id) -> column
         self.new_holders: dict[int, dict[int, int]] = {}
         self.holder_arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.starts: dict[int, list[tuple[float, int]]] = {}      # node -> planned (t_k, file id)
+        self.starts: dict[int, list[tuple[float, int]]] = {}      # node -> planned (t_k, file id), sorted
 
     def advance(self, now: float) -> None:
         """Plan from ``now`` on (nothing planned happens in between)."""
         self.now = now
+
+    def freeze(self, nodes: list[int], files: list[Hashable]) -> None:
+        """Keep the real copies' slots as they are now while jobs of ``files``
+        start on ``nodes``, until ``thaw``: the rest of a cut walk
+        (``locality.QueueWalk``) then plans on what its round saw. A start
+        changes only the slots of its file and of the files it evicts from
+        its node."""
+        memory = self.memory
+        touched = [file for node in nodes for file in memory.copies[node]] + files
+        self.holders = dict(memory.holders)
+        for file in touched:
+            file_id = memory.file_id(file)
+            self.holders[file_id] = dict(memory.holders.get(file_id, {}))
+
+    def thaw(self) -> None:
+        self.holders = self.memory.holders
 
     def _evictable_bytes(self, nodes: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Bytes of the copies on ``nodes`` at times ``x`` that are in memory
@@ -689,14 +736,14 @@ class FilePlan:
     def _slot(self, node: int, file_id: int) -> int | None:
         column = self.new_slots.get((node, file_id))
         if column is None:
-            column = self.memory.holders.get(file_id, {}).get(node)
+            column = self.holders.get(file_id, {}).get(node)
         return column
 
     def _holders(self, file_id: int) -> tuple[np.ndarray, np.ndarray]:
         """(nodes, columns) of the slots of a file."""
         arrays = self.holder_arrays.get(file_id)
         if arrays is None:
-            pairs = {**self.memory.holders.get(file_id, {}), **self.new_holders.get(file_id, {})}
+            pairs = {**self.holders.get(file_id, {}), **self.new_holders.get(file_id, {})}
             arrays = (np.fromiter(pairs.keys(), dtype=np.int64, count=len(pairs)),
                       np.fromiter(pairs.values(), dtype=np.int64, count=len(pairs)))
             self.holder_arrays[file_id] = arrays
@@ -828,12 +875,12 @@ class FilePlan:
             # The start evicts the other files then cached (Section 3); on
             # one row of a few slots, a Python loop costs less than numpy's calls.
             evict_at = slots.evict_at[node]
-            for other, (other_file, other_use) in enumerate(zip(slots.file[node].tolist(),
-                                                                 slots.last_use[node].tolist())):
-                if other_file >= 0 and other_file != file_id and other_use <= t_k and evict_at[other] > t_k:
+            for other, (other_file, other_use, other_evict_at) in enumerate(zip(
+                    slots.file[node].tolist(), slots.last_use[node].tolist(), evict_at.tolist())):
+                if other_file >= 0 and other_file != file_id and other_use <= t_k < other_evict_at:
                     evict_at[other] = t_k
             starts = self.starts.setdefault(node, [])
-            starts.append((t_k, file_id))
-            last_use = slots.last_use[node, column]
-            slots.evict_at[node, column] = min((start for start, other in starts
-                                                if other != file_id and start >= last_use), default=math.inf)
+            bisect.insort(starts, (t_k, file_id))
+            # The first planned start of another file at or after the last use.
+            after = bisect.bisect_left(starts, (float(slots.last_use[node, column]),))
+            evict_at[column] = next((start for start, other in starts[after:] if other != file_id), math.inf)
