@@ -16,7 +16,7 @@ from batio.schedulers.locality.nodememory import (AuthorsHoles, CoreAvailability
                               LoadCase, NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers.locality import locality, nodememory
 from batio.schedulers.locality.locality import (CALL_MARGIN, DeadlineCalls, ExpectedCompletions, Locality, NodeScores,
-                                               Plan, QueueWalk, UserJob)
+                                               PinnedRows, Plan, QueueWalk, UserJob)
 from batsim.batsim import Job
 
 SCHEDULER = locality.__file__
@@ -392,6 +392,7 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
         # All shortcuts; none but the early stop; none at all.
         for shortcuts, early_stop in ((True, True), (False, True), (False, False)):
             sched.hole_gate = HoleGate()   # the authors' gate outlives a plan: start each way afresh
+            sched.pinned_rows = PinnedRows()   # so do the rows kept after pinned jobs
             plan = Plan(sched.core_plan(1.0), FilePlan(memory, 1.0), ledger.busy_nodes(), list(queue))
             with monkeypatch.context() as patch:
                 if not early_stop:
@@ -458,6 +459,7 @@ def test_a_cut_walk_and_its_rest_plan_as_the_whole_walk(policy, backfill):
             patch.setattr(QueueWalk, "__iter__", lambda self: self.walk(cut=False))
             examined_whole, started_whole = sched.plan_queue(whole, 1.0)
         expected = plan_state(whole)
+        sched.pinned_rows = PinnedRows()
         plan = Plan(sched.core_plan(1.0), FilePlan(memory, 1.0), ledger.busy_nodes(), list(queue))
         examined, started = sched.plan_queue(plan, 1.0)
         assert [(job.id, where) for job, where in started] == [(job.id, where) for job, where in started_whole]
@@ -472,6 +474,55 @@ def test_a_cut_walk_and_its_rest_plan_as_the_whole_walk(policy, backfill):
         assert plan_state(plan) == expected
         cuts += rest > 0 and len(started) > 0
     assert cuts >= 5
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "lea", "lem"])
+@pytest.mark.parametrize("backfill", [False, True])
+def test_rows_kept_after_pinned_jobs_are_the_rows_planned_again(policy, backfill):
+    """A node's row kept after its waiting category -2 jobs (``PinnedRows``)
+    and put back at a later round equals planning them again there: the
+    whole plan and the jobs started are the same, whether the node's jobs
+    ended, its copies loaded, or its jobs passed their planned end
+    between the two rounds."""
+    class CountedRows(PinnedRows):
+        put = 0
+
+        def put_back(self, *args):
+            reused = super().put_back(*args)
+            self.put += len(reused)
+            return reused
+
+    rng = random.Random(f"pinned{policy}{backfill}")
+    put_back = 0
+    for _ in range(40):
+        memory, ledger, queue = random_state(rng)
+        nb_nodes = len(memory.copies)
+        pinned = [UserJob(Job(f"w0!p{i}", 0, 0, 1, "p", {}), cores=rng.randint(2, CORES),
+                          walltime=float(rng.randint(5, 300)), file=rng.choice(["f0", "f1", "f9"]),
+                          size=rng.choice([1000.0, 2500.0]), history_node=rng.randrange(nb_nodes), history_start=-1.0)
+                  for i in range(rng.randint(1, 12))]
+        queue = pinned + [job for job in queue if job.history_node is None]
+        sched = scheduler(policy=policy, backfill=backfill, W=rng.choice([1, 500]), busy_threshold=0.5)
+        sched.host_ids = list(range(nb_nodes))
+        sched.ledger, sched.memory, sched.pinned_rows = ledger, memory, CountedRows()
+        sched.plan_queue(Plan(sched.core_plan(1.0), sched.file_plan(1.0), ledger.busy_nodes(), list(queue)), 1.0)
+        for node, copies in enumerate(memory.copies):   # between the rounds, on some nodes
+            for file, copy in list(copies.items()):
+                if not copy.loaded and rng.random() < 0.3:
+                    memory.load_finished(node, file)
+                for job_id in [job_id for job_id in copy.users if rng.random() < 0.15]:
+                    memory.end_job(node, job_id, file, 2.0)
+                    ledger.end(job_id)
+        now = rng.choice([1.0, 3.5, 60.0, 250.0])
+        outcomes, kept = [], sched.pinned_rows
+        for rows in (kept, CountedRows()):
+            sched.pinned_rows = rows
+            plan = Plan(sched.core_plan(now), sched.file_plan(now), ledger.busy_nodes(), list(queue))
+            _, started = sched.plan_queue(plan, now)
+            outcomes.append(([(job.id, where) for job, where in started], plan_state(plan)))
+        assert outcomes[0] == outcomes[1]
+        put_back += kept.put > 0
+    assert put_back >= 10
 
 
 @pytest.mark.parametrize("seed", [0, 1])

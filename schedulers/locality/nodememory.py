@@ -182,6 +182,7 @@ class NodeMemory:
         self.file_ids: dict[Hashable, int] = {}
         self.slots = Slots(nb_nodes, 8)
         self.holders: dict[int, dict[int, int]] = {}   # file id -> {node: column}
+        self.version = [0] * nb_nodes   # per node, counts its changes: a plan's row kept for it holds while equal
 
     def file_id(self, file: Hashable) -> int:
         return self.file_ids.setdefault(file, len(self.file_ids))
@@ -191,6 +192,7 @@ class NodeMemory:
         """A job is started on ``node`` at ``now`` (t_k): returns its case and
         the files its start evicted."""
         copies = self.copies[node]
+        self.version[node] += 1
         if self.retain_cached:
             evicted = [other for other, copy in copies.items() if other != file and copy.cached]
         else:
@@ -217,6 +219,7 @@ class NodeMemory:
         """The load of ``file`` on ``node`` completed: the jobs that waited for it."""
         copy = self.copies[node][file]
         copy.loaded = True
+        self.version[node] += 1
         self._mirror(node, copy)
         return list(copy.users)
 
@@ -224,6 +227,7 @@ class NodeMemory:
         """A started job completed or was killed; its file stays cached."""
         copy = self.copies[node][file]
         del copy.users[job_id]
+        self.version[node] += 1
         if not copy.users:
             copy.last_end, copy.stale_end = now, -math.inf
         self._mirror(node, copy)
@@ -255,6 +259,7 @@ class CoreLedger:
     def __init__(self, nb_nodes: int, cores: int):
         self.held = np.full((nb_nodes, cores), -math.inf)
         self.where: dict[str, tuple[int, np.ndarray]] = {}
+        self.version = [0] * nb_nodes   # per node, counts its starts and ends
 
     def start(self, job_id: str, node: int, cores: int, planned_end: float, core_ids=None) -> None:
         """Hold ``cores`` free cores of ``node`` (the lowest, or ``core_ids``)."""
@@ -265,10 +270,19 @@ class CoreLedger:
             raise RuntimeError(f"job {job_id}: node {node} has {len(free)} free cores, needs {cores}")
         self.held[node, free] = planned_end
         self.where[job_id] = (node, free)
+        self.version[node] += 1
 
     def end(self, job_id: str) -> None:
         node, cores = self.where.pop(job_id)
         self.held[node, cores] = -math.inf
+        self.version[node] += 1
+
+    def ends_by(self, now: float) -> np.ndarray:
+        """Per node, whether a job on it reaches its planned end by ``now``
+        (its cores are then seen free at now + OVERRUN_GRACE: see
+        ``availability``)."""
+        held = self.held
+        return ((held > -math.inf) & (held <= now)).any(axis=1)
 
     def free_cores(self, node: int, core_ids=None) -> int:
         free = self.held[node] == -math.inf
@@ -348,6 +362,16 @@ class CoreAvailability(CoreTimes):
         row[:cores] = end
         row.sort()
         self.free_now += int(row[0] <= self.now) - int(was_free)
+
+    def row(self, node: int) -> np.ndarray:
+        """What the plan holds for ``node`` (``put_row`` takes it back)."""
+        return self.avail[node].copy()
+
+    def put_row(self, node: int, row: np.ndarray, since: float) -> None:
+        """Take back a ``row`` made at ``since`` after jobs that wait: the
+        first took every core free then, so its times are all after now.
+        Then ``count_free_now``."""
+        self.avail[node] = row
 
     def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
         """Index of the last job that could still start now (-1 if none): one
@@ -435,6 +459,25 @@ class CoreProfile:
 
     def count_free_now(self) -> None:
         self.free_now = int((self.free[:, 0] > 0).sum())
+
+    def row(self, node: int) -> tuple[np.ndarray, np.ndarray]:
+        """What the plan holds for ``node`` (``put_row`` takes it back)."""
+        return self.times[node, :self.used].copy(), self.free[node, :self.used].copy()
+
+    def put_row(self, node: int, row: tuple[np.ndarray, np.ndarray], since: float) -> None:
+        """Take back a ``row`` made at ``since``, whose later times are all
+        after now: its times at ``since`` become now, as ``advance`` moves
+        them. Then ``count_free_now``."""
+        times, free = row
+        while self.times.shape[1] < len(times):
+            self._grow()
+        self.used = max(self.used, len(times))
+        self.times[node] = math.inf
+        self.free[node] = self.cores
+        self.times[node, :len(times)] = np.where(times == since, self.now, times)
+        self.free[node, :len(free)] = free
+        self.reservations += 1
+        self.reserved_at[node] = self.reservations
 
     def _breakpoint(self, node: int, t: float) -> int:
         row = self.times[node, :self.used].tolist()   # one row: bisect costs less than numpy's call
@@ -689,7 +732,7 @@ class FilePlan:
         # The real copies' slots, file id -> {node: column}: the memory's own,
         # read as it changes, but while a cut walk waits for its rest (``freeze``).
         self.holders = memory.holders
-        self.row_bytes_max = float(self.slots.row_bytes.max())   # kept: every job's scores read it
+        self.count_row_bytes()   # row_bytes_max, kept: every job's scores read it
         self.advance(now)
         self.new_slots: dict[tuple[int, int], int] = {}          # (node, file id) -> column
         self.new_holders: dict[int, dict[int, int]] = {}
@@ -699,6 +742,40 @@ class FilePlan:
     def advance(self, now: float) -> None:
         """Plan from ``now`` on (nothing planned happens in between)."""
         self.now = now
+
+    def row(self, node: int) -> tuple:
+        """What the plan holds for ``node`` beyond the real copies
+        (``put_row`` takes it back): its slots, and the files given a slot
+        of their own there (a column free in the memory's row)."""
+        slots = self.slots
+        real = self.memory.slots.file[node].tolist()
+        planned = slots.file[node].tolist()
+        new = [(file_id, column) for column, file_id in enumerate(planned)
+               if file_id >= 0 and (column >= len(real) or real[column] < 0)]
+        return ([getattr(slots, name)[node].copy() for name, _ in slots.FIELDS], float(slots.row_bytes[node]),
+                new, list(self.starts.get(node, [])))
+
+    def put_row(self, node: int, row: tuple) -> None:
+        """Take back a ``row`` of this node, made on the same real copies.
+        Then ``count_row_bytes``."""
+        fields, row_bytes, new, starts = row
+        slots = self.slots
+        while slots.file.shape[1] < len(fields[0]):
+            slots.grow()
+        for (name, fill), values in zip(slots.FIELDS, fields):
+            array = getattr(slots, name)
+            array[node] = fill
+            array[node, :len(values)] = values
+        slots.row_bytes[node] = row_bytes
+        for file_id, column in new:
+            self.new_slots[(node, file_id)] = column
+            self.new_holders.setdefault(file_id, {})[node] = column
+            self.holder_arrays.pop(file_id, None)
+        if starts:
+            self.starts[node] = list(starts)
+
+    def count_row_bytes(self) -> None:
+        self.row_bytes_max = float(self.slots.row_bytes.max())
 
     def freeze(self, nodes: list[int], files: list[Hashable]) -> None:
         """Keep the real copies' slots as they are now while jobs of ``files``
