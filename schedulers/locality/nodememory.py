@@ -115,21 +115,26 @@ class Slots:
         for name, fill in self.FIELDS:
             setattr(self, name, np.full((nb_nodes, width), fill, dtype=np.int64 if name == "file" else float))
         self.row_bytes = np.zeros(nb_nodes)   # sum of sizes per node, bounds EvictionPenalty
+        # Per node, one past the last column it ever used: a loop over a node's
+        # copies stops there (rows are as wide as the fullest node's).
+        self.top = [0] * nb_nodes
 
     def copy(self) -> Slots:
         twin = Slots.__new__(Slots)
         for name, _ in self.FIELDS:
             setattr(twin, name, getattr(self, name).copy())
         twin.row_bytes = self.row_bytes.copy()
+        twin.top = list(self.top)
         return twin
 
     def free_column(self, node: int) -> int:
+        """A free column of the node's row, which the caller fills."""
         row = self.file[node].tolist()
-        if -1 in row:
-            return row.index(-1)
-        width = self.file.shape[1]
-        self.grow()
-        return width
+        column = row.index(-1) if -1 in row else len(row)
+        if column == len(row):
+            self.grow()
+        self.top[node] = max(self.top[node], column + 1)
+        return column
 
     def grow(self) -> None:
         """Twice as many columns."""
@@ -753,20 +758,22 @@ class FilePlan:
         new = [(file_id, column) for column, file_id in enumerate(planned)
                if file_id >= 0 and (column >= len(real) or real[column] < 0)]
         return ([getattr(slots, name)[node].copy() for name, _ in slots.FIELDS], float(slots.row_bytes[node]),
-                new, list(self.starts.get(node, [])))
+                slots.top[node], new, list(self.starts.get(node, [])))
 
     def put_row(self, node: int, row: tuple) -> None:
         """Take back a ``row`` of this node, made on the same real copies.
         Then ``count_row_bytes``."""
-        fields, row_bytes, new, starts = row
+        fields, row_bytes, top, new, starts = row
         slots = self.slots
         while slots.file.shape[1] < len(fields[0]):
             slots.grow()
         for (name, fill), values in zip(slots.FIELDS, fields):
             array = getattr(slots, name)
-            array[node] = fill
+            if len(values) < array.shape[1]:
+                array[node, len(values):] = fill
             array[node, :len(values)] = values
         slots.row_bytes[node] = row_bytes
+        slots.top[node] = max(slots.top[node], top)
         for file_id, column in new:
             self.new_slots[(node, file_id)] = column
             self.new_holders.setdefault(file_id, {})[node] = column
@@ -916,9 +923,10 @@ class FilePlan:
         """``eviction_penalty`` on one node: the bytes of the copies of the
         node's row in memory but not in use at t_k, the job's own file left out."""
         slots, own = self.slots, self.memory.file_ids.get(file)
-        evictable = 0.0
-        for file_id, bytes_, last_use, evict_at in zip(slots.file[node].tolist(), slots.size[node].tolist(),
-                                                      slots.last_use[node].tolist(), slots.evict_at[node].tolist()):
+        evictable, top = 0.0, slots.top[node]
+        for file_id, bytes_, last_use, evict_at in zip(slots.file[node, :top].tolist(), slots.size[node, :top].tolist(),
+                                                      slots.last_use[node, :top].tolist(),
+                                                      slots.evict_at[node, :top].tolist()):
             if file_id >= 0 and file_id != own and self._unused(last_use, evict_at, t_k):
                 evictable += bytes_
         return evictable * (size / self.memory_bytes) / self.bandwidth
@@ -951,9 +959,9 @@ class FilePlan:
         if self.retain_cached:
             # The start evicts the other files then cached (Section 3); on
             # one row of a few slots, a Python loop costs less than numpy's calls.
-            evict_at = slots.evict_at[node]
+            evict_at, top = slots.evict_at[node], slots.top[node]
             for other, (other_file, other_use, other_evict_at) in enumerate(zip(
-                    slots.file[node].tolist(), slots.last_use[node].tolist(), evict_at.tolist())):
+                    slots.file[node, :top].tolist(), slots.last_use[node, :top].tolist(), evict_at[:top].tolist())):
                 if other_file >= 0 and other_file != file_id and other_use <= t_k < other_evict_at:
                     evict_at[other] = t_k
             starts = self.starts.setdefault(node, [])
