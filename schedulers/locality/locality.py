@@ -1093,6 +1093,11 @@ class NodeScores:
         self.reach = -math.inf
         self.add_penalties(self.every_node)
         self.scores = self.score(self.every_node)
+        # A burst's rescores change one node at a time: the smallest score
+        # and base are then read off heaps of (value, node), built at the
+        # first rescore, stale entries skipped (None: build them afresh).
+        self.ranked: list[tuple[float, int]] | None = None
+        self.base_ranked: list[tuple[float, int]] | None = None
 
     def alike(self, job: UserJob, policy: str) -> bool:
         mine = self.job
@@ -1183,7 +1188,14 @@ class NodeScores:
 
     def best(self):
         """Line 9: (node, t_k, t'_k) of the smallest score, or Nones."""
-        node = int(np.argmin(self.scores))
+        ranked = self.ranked
+        if ranked is None:
+            node = int(np.argmin(self.scores))
+        else:   # (score, node) orders ties by node, as argmin
+            scores = self.scores
+            while ranked[0][0] != scores[ranked[0][1]]:
+                heapq.heappop(ranked)
+            node = ranked[0][1]
         if self.scores[node] == math.inf:
             return None, None, None
         return node, float(self.t_k[node]), float(self.t_prime[node])
@@ -1210,6 +1222,25 @@ class NodeScores:
         self.scores[changed] = self.score(changed)
         if len(penalised):
             self.scores[penalised] = self.score(penalised)
+        self.ranked = self.base_ranked = None
+
+    def smallest_base(self) -> float:
+        ranked = self.base_ranked
+        if ranked is None:
+            ranked = self.base_ranked = list(zip(self.base.tolist(), range(len(self.base))))
+            heapq.heapify(ranked)
+        base = self.base
+        while ranked[0][0] != base[ranked[0][1]]:
+            heapq.heappop(ranked)
+        return ranked[0][0]
+
+    def set_score(self, node: int, score: float) -> None:
+        self.scores[node] = score
+        if self.ranked is None:
+            self.ranked = list(zip(self.scores.tolist(), range(len(self.scores))))
+            heapq.heapify(self.ranked)
+        else:
+            heapq.heappush(self.ranked, (score, node))
 
     def rescore_one(self, node: int) -> None:
         """``rescore`` when only ``node`` changed: the same arithmetic as
@@ -1218,22 +1249,25 @@ class NodeScores:
         before = self.base[node]
         eft_scored = self.policy == "leo" and self.eft_scored_on(node)   # LEO: scored t'_k, no penalty
         base = self.base[node] = self.base_on(node, eft_scored)
+        if self.base_ranked is not None:
+            heapq.heappush(self.base_ranked, (base, node))
         if base <= self.base_min:
             self.base_min = base
         elif before == self.base_min:   # the smallest may have left this node
-            self.base_min = float(self.base.min())
+            self.base_min = self.smallest_base()
         if not self.penalised:
-            self.scores[node] = self.floored(base)
+            self.set_score(node, self.floored(base))
             return
         if self.widen_reach():   # every node may need its penalty: the vector way
             penalised = self.penalise(self.every_node)
             self.scores[penalised] = self.score(penalised)
+            self.ranked = None
         elif not (self.known[node] or eft_scored) and self.t_k[node] < math.inf and base <= self.reach:
             self.EvictionPenalty[node] = self.plan.files.eviction_penalty_on(node, self.job.file, self.job.size,
                                                                               float(self.t_k[node]))
             self.known[node] = True
         EvictionPenalty = 0.0 if eft_scored else self.EvictionPenalty[node]
-        self.scores[node] = self.floored(base + self.eviction_weight * EvictionPenalty)
+        self.set_score(node, self.floored(base + self.eviction_weight * EvictionPenalty))
 
     def base_on(self, node: int, eft_scored: bool) -> float:
         """``score_without_penalty`` on one node; ``eft_scored``: LEO scores it t'_k."""
