@@ -10,9 +10,12 @@ and CPU time of the engine process (which runs the scheduler in-process;
 ``getrusage(RUSAGE_CHILDREN)``; on a shared machine CPU time varies less than
 wall time, and two schedulers that decide alike differ in it by their
 scheduler's share only), the scheduler's time per round (median, 99th
-percentile, max, total), the jobs examined per round, and what was decided
+percentile, max, total), the jobs examined (planned) per round, and what was decided
 (loads, re-used files, killed jobs), with digests that tell whether two
-commits decided alike (``decisions_sha256``, ``examined_sha256``).
+commits decided alike (``decisions_sha256``, ``examined_sha256``). Under
+batio's model a category -2 job whose node's row is put back
+(``PinnedRows``) is not examined, and a job after a cut walk is counted in
+the round that plans it (``QueueWalk``).
 
     .venv/bin/python scripts/bench_locality.py [--variants fcfs,fcfs-bf,lea,lea-bf] \\
         [--trace PATH | --workload JSON] [--options JSON | --authors-model] [--out DIR]

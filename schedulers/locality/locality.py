@@ -265,10 +265,7 @@ class NoFiles:
     def row(self, node: int) -> None:
         return None
 
-    def put_row(self, node: int, row: None) -> None:
-        pass
-
-    def count_row_bytes(self) -> None:
+    def put_rows(self, nodes: list[int], rows: list[None]) -> None:
         pass
 
     def thaw(self) -> None:
@@ -891,24 +888,17 @@ class PinnedRows:
     def put_back(self, plan: Plan, by_node: dict[int, list[UserJob]], ledger: CoreLedger,
                  memory: NodeMemory) -> set[int]:
         """Put back the kept rows that hold; returns their nodes."""
-        reused: set[int] = set()
-        ends = None
-        for node, jobs in by_node.items():
-            kept = self.kept.get(node)
-            if kept is None or kept[0] != self.key(node, jobs, ledger, memory):
-                continue
-            if ends is None:
-                ends = ledger.ends_by(plan.cores.now).tolist()
-            if ends[node]:
-                continue
-            _, since, cores, files = kept
-            plan.cores.put_row(node, cores, since)
-            plan.files.put_row(node, files)
-            reused.add(node)
-        if reused:
-            plan.cores.count_free_now()
-            plan.files.count_row_bytes()
-        return reused
+        holding = [(node, self.kept[node]) for node, jobs in by_node.items()
+                   if node in self.kept and self.kept[node][0] == self.key(node, jobs, ledger, memory)]
+        if holding:
+            ends = ledger.ends_by(plan.cores.now).tolist()
+            holding = [(node, kept) for node, kept in holding if not ends[node]]
+        if not holding:
+            return set()
+        nodes = [node for node, _ in holding]
+        plan.cores.put_rows(nodes, [kept[2] for _, kept in holding], [kept[1] for _, kept in holding])
+        plan.files.put_rows(nodes, [kept[3] for _, kept in holding])
+        return set(nodes)
 
     def keep(self, plan: Plan, by_node: dict[int, list[UserJob]], ledger: CoreLedger,
              memory: NodeMemory) -> None:

@@ -369,14 +369,14 @@ class CoreAvailability(CoreTimes):
         self.free_now += int(row[0] <= self.now) - int(was_free)
 
     def row(self, node: int) -> np.ndarray:
-        """What the plan holds for ``node`` (``put_row`` takes it back)."""
+        """What the plan holds for ``node`` (``put_rows`` takes it back)."""
         return self.avail[node].copy()
 
-    def put_row(self, node: int, row: np.ndarray, since: float) -> None:
-        """Take back a ``row`` made at ``since`` after jobs that wait: the
-        first took every core free then, so its times are all after now.
-        Then ``count_free_now``."""
-        self.avail[node] = row
+    def put_rows(self, nodes: list[int], rows: list[np.ndarray], sinces: list[float]) -> None:
+        """Take back ``rows`` made at ``sinces`` after jobs that wait: the
+        first took every core free then, so their times are all after now."""
+        self.avail[nodes] = np.stack(rows)
+        self.count_free_now()
 
     def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
         """Index of the last job that could still start now (-1 if none): one
@@ -466,23 +466,26 @@ class CoreProfile:
         self.free_now = int((self.free[:, 0] > 0).sum())
 
     def row(self, node: int) -> tuple[np.ndarray, np.ndarray]:
-        """What the plan holds for ``node`` (``put_row`` takes it back)."""
+        """What the plan holds for ``node`` (``put_rows`` takes it back)."""
         return self.times[node, :self.used].copy(), self.free[node, :self.used].copy()
 
-    def put_row(self, node: int, row: tuple[np.ndarray, np.ndarray], since: float) -> None:
-        """Take back a ``row`` made at ``since``, whose later times are all
-        after now: its times at ``since`` become now, as ``advance`` moves
-        them. Then ``count_free_now``."""
-        times, free = row
-        while self.times.shape[1] < len(times):
+    def put_rows(self, nodes: list[int], rows: list[tuple[np.ndarray, np.ndarray]], sinces: list[float]) -> None:
+        """Take back ``rows`` made at ``sinces``, whose later times are all
+        after now: their times at ``since`` become now, as ``advance`` moves
+        them."""
+        width = max(len(times) for times, _ in rows)
+        while self.times.shape[1] < width:
             self._grow()
-        self.used = max(self.used, len(times))
-        self.times[node] = math.inf
-        self.free[node] = self.cores
-        self.times[node, :len(times)] = np.where(times == since, self.now, times)
-        self.free[node, :len(free)] = free
+        self.used = max(self.used, width)
+        times = _stacked([times for times, _ in rows], width, math.inf)
+        since = np.array(sinces)[:, None]
+        self.times[nodes] = math.inf
+        self.times[nodes, :width] = np.where(times == since, self.now, times)
+        self.free[nodes] = self.cores
+        self.free[nodes, :width] = _stacked([free for _, free in rows], width, self.cores)
         self.reservations += 1
-        self.reserved_at[node] = self.reservations
+        self.reserved_at[nodes] = self.reservations
+        self.count_free_now()
 
     def _breakpoint(self, node: int, t: float) -> int:
         row = self.times[node, :self.used].tolist()   # one row: bisect costs less than numpy's call
@@ -684,6 +687,13 @@ def _insert_hole(holes: list[tuple[float, int]], entry: tuple[float, int]) -> No
     holes.insert(index, entry)
 
 
+def _stacked(rows: list[np.ndarray], width: int, fill) -> np.ndarray:
+    """``rows`` one under the other, each filled up to ``width``."""
+    if all(len(row) == width for row in rows):
+        return np.stack(rows)
+    return np.stack([np.concatenate([row, np.full(width - len(row), fill, dtype=row.dtype)]) for row in rows])
+
+
 def _first_windows(times: np.ndarray, free: np.ndarray, cores: int, walltime: float) -> np.ndarray:
     """Per row, the first segment start from which ``cores`` stay free for
     ``walltime``: the first segment with too few cores at or after a
@@ -750,7 +760,7 @@ class FilePlan:
 
     def row(self, node: int) -> tuple:
         """What the plan holds for ``node`` beyond the real copies
-        (``put_row`` takes it back): its slots, and the files given a slot
+        (``put_rows`` takes it back): its slots, and the files given a slot
         of their own there (a column free in the memory's row)."""
         slots = self.slots
         real = self.memory.slots.file[node].tolist()
@@ -760,26 +770,26 @@ class FilePlan:
         return ([getattr(slots, name)[node].copy() for name, _ in slots.FIELDS], float(slots.row_bytes[node]),
                 slots.top[node], new, list(self.starts.get(node, [])))
 
-    def put_row(self, node: int, row: tuple) -> None:
-        """Take back a ``row`` of this node, made on the same real copies.
-        Then ``count_row_bytes``."""
-        fields, row_bytes, top, new, starts = row
+    def put_rows(self, nodes: list[int], rows: list[tuple]) -> None:
+        """Take back ``rows`` of these nodes, made on the same real copies."""
         slots = self.slots
-        while slots.file.shape[1] < len(fields[0]):
+        width = max(len(row[0][0]) for row in rows)
+        while slots.file.shape[1] < width:
             slots.grow()
-        for (name, fill), values in zip(slots.FIELDS, fields):
+        for index, (name, fill) in enumerate(slots.FIELDS):
             array = getattr(slots, name)
-            if len(values) < array.shape[1]:
-                array[node, len(values):] = fill
-            array[node, :len(values)] = values
-        slots.row_bytes[node] = row_bytes
-        slots.top[node] = max(slots.top[node], top)
-        for file_id, column in new:
-            self.new_slots[(node, file_id)] = column
-            self.new_holders.setdefault(file_id, {})[node] = column
-            self.holder_arrays.pop(file_id, None)
-        if starts:
-            self.starts[node] = list(starts)
+            array[nodes] = fill
+            array[nodes, :width] = _stacked([row[0][index] for row in rows], width, fill)
+        slots.row_bytes[nodes] = [row[1] for row in rows]
+        for node, (_, _, top, new, starts) in zip(nodes, rows):
+            slots.top[node] = max(slots.top[node], top)
+            for file_id, column in new:
+                self.new_slots[(node, file_id)] = column
+                self.new_holders.setdefault(file_id, {})[node] = column
+                self.holder_arrays.pop(file_id, None)
+            if starts:
+                self.starts[node] = list(starts)
+        self.count_row_bytes()
 
     def count_row_bytes(self) -> None:
         self.row_bytes_max = float(self.slots.row_bytes.max())
