@@ -201,6 +201,10 @@ AUTHORS_MODEL = {"load_model": "fixed", "file_retention": "in_use", "history_pin
 Locality-aware-batch-scheduling at 1f47b38), on a workload converted with
 ``--running-at-cut restart`` (``scripts/results/locality.md``)."""
 
+HEAP_AFTER = 8
+"""Rescores of one burst after which ``NodeScores`` keeps heaps of its
+scores (building one costs about ten argmins); a rough choice, not tuned."""
+
 FIRST_CHECK = 8
 """Jobs a cut walk hands out before its first ``last_candidate`` check
 (then after twice as many each time); a rough choice, not tuned."""
@@ -1083,9 +1087,10 @@ class NodeScores:
         self.reach = -math.inf
         self.add_penalties(self.every_node)
         self.scores = self.score(self.every_node)
-        # A burst's rescores change one node at a time: the smallest score
-        # and base are then read off heaps of (value, node), built at the
-        # first rescore, stale entries skipped (None: build them afresh).
+        # A burst's rescores change one node at a time: past its first
+        # HEAP_AFTER jobs, the smallest score and base are read off heaps of
+        # (value, node), stale entries skipped (None: argmin and min).
+        self.rescores = 0
         self.ranked: list[tuple[float, int]] | None = None
         self.base_ranked: list[tuple[float, int]] | None = None
 
@@ -1217,6 +1222,8 @@ class NodeScores:
     def smallest_base(self) -> float:
         ranked = self.base_ranked
         if ranked is None:
+            if self.rescores < HEAP_AFTER:
+                return float(self.base.min())
             ranked = self.base_ranked = list(zip(self.base.tolist(), range(len(self.base))))
             heapq.heapify(ranked)
         base = self.base
@@ -1226,16 +1233,17 @@ class NodeScores:
 
     def set_score(self, node: int, score: float) -> None:
         self.scores[node] = score
-        if self.ranked is None:
+        if self.ranked is not None:
+            heapq.heappush(self.ranked, (score, node))
+        elif self.rescores >= HEAP_AFTER:
             self.ranked = list(zip(self.scores.tolist(), range(len(self.scores))))
             heapq.heapify(self.ranked)
-        else:
-            heapq.heappush(self.ranked, (score, node))
 
     def rescore_one(self, node: int) -> None:
         """``rescore`` when only ``node`` changed: the same arithmetic as
         the vector methods, on Python floats. A burst's job costs what its
         numpy calls cost, and on one node each costs more than its work."""
+        self.rescores += 1
         before = self.base[node]
         eft_scored = self.policy == "leo" and self.eft_scored_on(node)   # LEO: scored t'_k, no penalty
         base = self.base[node] = self.base_on(node, eft_scored)
@@ -1251,7 +1259,9 @@ class NodeScores:
         if self.widen_reach():   # every node may need its penalty: the vector way
             penalised = self.penalise(self.every_node)
             self.scores[penalised] = self.score(penalised)
-            self.ranked = None
+            if self.ranked is not None:
+                for score, changed in zip(self.scores[penalised].tolist(), penalised.tolist()):
+                    heapq.heappush(self.ranked, (score, changed))
         elif not (self.known[node] or eft_scored) and self.t_k[node] < math.inf and base <= self.reach:
             self.EvictionPenalty[node] = self.plan.files.eviction_penalty_on(node, self.job.file, self.job.size,
                                                                               float(self.t_k[node]))

@@ -529,10 +529,16 @@ class CoreProfile:
         times, free = self.times[:, :self.used], self.free[:, :self.used]
         lowest_so_far = np.minimum.accumulate(free, axis=1)
         # Per node and number of cores c, the first column short of c (lowest_so_far never
-        # increases): as many columns as have c or more; ``used`` (no end) if none is short.
-        first_short = (lowest_so_far[:, :, None] >= np.arange(1, self.cores + 1)).sum(axis=1)
-        ends = np.take_along_axis(np.hstack([times, np.full((len(times), 1), math.inf)]), first_short, axis=1)
-        holes = np.zeros(self.cores + 1)
+        # increases): as many columns as have c or more, counted from a histogram of
+        # the values; ``used`` (no end) if none is short.
+        nodes, columns = lowest_so_far.shape
+        width = self.cores + 1
+        counts = np.bincount((np.arange(nodes)[:, None] * width + np.clip(lowest_so_far, 0, self.cores)).ravel(),
+                             minlength=nodes * width).reshape(nodes, width)
+        first_short = counts[:, ::-1].cumsum(axis=1)[:, ::-1][:, 1:]
+        ends = np.where(first_short < columns,
+                        np.take_along_axis(times, np.minimum(first_short, columns - 1), axis=1), math.inf)
+        holes = np.zeros(width)
         holes[1:] = (ends - self.now).max(axis=0)
         return holes
 
@@ -689,9 +695,10 @@ def _insert_hole(holes: list[tuple[float, int]], entry: tuple[float, int]) -> No
 
 def _stacked(rows: list[np.ndarray], width: int, fill) -> np.ndarray:
     """``rows`` one under the other, each filled up to ``width``."""
-    if all(len(row) == width for row in rows):
-        return np.stack(rows)
-    return np.stack([np.concatenate([row, np.full(width - len(row), fill, dtype=row.dtype)]) for row in rows])
+    stacked = np.full((len(rows), width), fill, dtype=rows[0].dtype)
+    for index, row in enumerate(rows):
+        stacked[index, :len(row)] = row
+    return stacked
 
 
 def _first_windows(times: np.ndarray, free: np.ndarray, cores: int, walltime: float) -> np.ndarray:
