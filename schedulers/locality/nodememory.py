@@ -287,7 +287,7 @@ class CoreLedger:
         (its cores are then seen free at now + OVERRUN_GRACE: see
         ``availability``)."""
         held = self.held
-        return ((held > -math.inf) & (held <= now)).any(axis=1)
+        return np.asarray(((held > -math.inf) & (held <= now)).any(axis=1))
 
     def free_cores(self, node: int, core_ids=None) -> int:
         free = self.held[node] == -math.inf
