@@ -206,8 +206,9 @@ HEAP_AFTER = 8
 scores (building one costs about ten argmins); a rough choice, not tuned."""
 
 FIRST_CHECK = 8
-"""Jobs a cut walk hands out before its first ``last_candidate`` check
-(then after twice as many each time); a rough choice, not tuned."""
+"""A cut walk's first ``last_candidate`` check comes this many jobs past
+where it began (after the pinned jobs), each later one where the walk's
+index has doubled; a rough choice, not tuned."""
 
 CALL_MARGIN = 1e-3
 """Seconds: a CALL_ME_LATER must be after the time Batsim receives it, which
@@ -964,7 +965,7 @@ class QueueWalk:
                 if self.index > self.last:
                     return
             if cut and self.index >= self.pinned:
-                if self.index >= check:   # last_candidate costs a pass over the rest: checked ever less often
+                if self.index >= check:   # last_candidate costs a pass over the rest: ever less often (FIRST_CHECK)
                     check *= 2
                     if self.last_from(self.index) < self.index:
                         self.cut = True
@@ -1187,10 +1188,7 @@ class NodeScores:
         if ranked is None:
             node = int(np.argmin(self.scores))
         else:   # (score, node) orders ties by node, as argmin
-            scores = self.scores
-            while ranked[0][0] != scores[ranked[0][1]]:
-                heapq.heappop(ranked)
-            node = ranked[0][1]
+            node = _smallest(ranked, self.scores)[1]
         if self.scores[node] == math.inf:
             return None, None, None
         return node, float(self.t_k[node]), float(self.t_prime[node])
@@ -1220,24 +1218,18 @@ class NodeScores:
         self.ranked = self.base_ranked = None
 
     def smallest_base(self) -> float:
-        ranked = self.base_ranked
-        if ranked is None:
+        if self.base_ranked is None:
             if self.rescores < HEAP_AFTER:
                 return float(self.base.min())
-            ranked = self.base_ranked = list(zip(self.base.tolist(), range(len(self.base))))
-            heapq.heapify(ranked)
-        base = self.base
-        while ranked[0][0] != base[ranked[0][1]]:
-            heapq.heappop(ranked)
-        return ranked[0][0]
+            self.base_ranked = _ranked(self.base)
+        return _smallest(self.base_ranked, self.base)[0]
 
     def set_score(self, node: int, score: float) -> None:
         self.scores[node] = score
         if self.ranked is not None:
             heapq.heappush(self.ranked, (score, node))
         elif self.rescores >= HEAP_AFTER:
-            self.ranked = list(zip(self.scores.tolist(), range(len(self.scores))))
-            heapq.heapify(self.ranked)
+            self.ranked = _ranked(self.scores)
 
     def rescore_one(self, node: int) -> None:
         """``rescore`` when only ``node`` changed: the same arithmetic as
@@ -1290,3 +1282,18 @@ class NodeScores:
     def floored(self, score: float) -> float:
         """``score``'s rounding on one value."""
         return float(math.floor(score)) if self.authors_code and score < math.inf else score
+
+
+def _ranked(values: np.ndarray) -> list[tuple[float, int]]:
+    """A heap of (value, index) over ``values``."""
+    ranked = list(zip(values.tolist(), range(len(values))))
+    heapq.heapify(ranked)
+    return ranked
+
+
+def _smallest(ranked: list[tuple[float, int]], values: np.ndarray) -> tuple[float, int]:
+    """The heap's smallest (value, index) still equal to ``values``; the
+    stale entries above it are dropped."""
+    while ranked[0][0] != values[ranked[0][1]]:
+        heapq.heappop(ranked)
+    return ranked[0]
