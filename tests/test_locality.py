@@ -436,36 +436,18 @@ def plan_state(plan):
     return core_state, file_state, [job.id for job in plan.pending]
 
 
-def long_run(rng, queue, nb_nodes=6):
-    """A user's long burst of alike jobs after ``queue``."""
-    cores, walltime, file = rng.randint(1, CORES), float(rng.randint(5, 300)), f"f{rng.randrange(5)}"
-    return [UserJob(Job(f"w0!{len(queue) + i}", len(queue) + i, 0, 1, "p", {}), cores=cores, walltime=walltime,
-                    file=file, size=1000.0 * cores, history_node=None)
-            for i in range(rng.randint(2, 6 * nb_nodes))]
-
-
 @pytest.mark.parametrize("policy", ["eft", "lea", "lem"])
 @pytest.mark.parametrize("backfill", [False, True])
-@pytest.mark.parametrize("runs", [False, True])
-def test_a_cut_walk_and_its_rest_plan_as_the_whole_walk(policy, backfill, runs, monkeypatch):
+def test_a_cut_walk_and_its_rest_plan_as_the_whole_walk(policy, backfill):
     """batio's walk, cut where no job left can start now, starts the same
     jobs as the whole walk; its rest, planned at the next round after the
     started jobs changed the nodes' memory (loads, evictions), leaves the
     plan the whole walk left: every core and file reservation, the jobs
-    left. With ``runs``, queues end in a long burst of alike jobs, which
-    the walk is cut before when none of it can start now (``run_cut``)."""
-    rng = random.Random(f"cut{policy}{backfill}{runs}")
-    run_cuts = []
-    if runs:
-        monkeypatch.setattr(locality, "MIN_RUN", 2)
-        asked = locality.Placement.none_starts_now
-        monkeypatch.setattr(locality.Placement, "none_starts_now",
-                            lambda self, job, count: run_cuts.append(asked(self, job, count)) or run_cuts[-1])
+    left."""
+    rng = random.Random(f"cut{policy}{backfill}")
     cuts = 0
     for _ in range(40):
         memory, ledger, queue = random_state(rng)
-        if runs:
-            queue += long_run(rng, queue)
         for node, copies in enumerate(memory.copies):   # some files only cached: a start evicts them
             for file, copy in list(copies.items()):
                 for job_id in [job_id for job_id in copy.users if rng.random() < 0.5]:
@@ -494,44 +476,6 @@ def test_a_cut_walk_and_its_rest_plan_as_the_whole_walk(policy, backfill, runs, 
         assert plan_state(plan) == expected
         cuts += rest > 0 and len(started) > 0
     assert cuts >= 5
-    if runs:
-        assert run_cuts.count(False) >= 5
-        # EFT's score is t'_k: a long run seldom keeps off the nodes where it starts now.
-        assert run_cuts.count(True) >= (5 if policy != "eft" else 0)
-
-
-@pytest.mark.parametrize("policy", ["fcfs", "eft", "lea", "leo", "lem"])
-@pytest.mark.parametrize("backfill", [False, True])
-def test_none_starts_now_answers_as_planning_the_run(policy, backfill):
-    """``Placement.none_starts_now(job, count)`` is true exactly when
-    planning ``count`` alike jobs in turn starts none now (asked at the
-    first job that starts now and at the one before), and leaves the plan
-    as it was."""
-    rng = random.Random(f"run{policy}{backfill}")
-    answers = []
-    for _ in range(60):
-        memory, ledger, queue = random_state(rng)
-        sched = scheduler(policy=policy, backfill=backfill, W=rng.choice([1, 500]), busy_threshold=0.5)
-        sched.host_ids = list(range(len(memory.copies)))
-        sched.ledger, sched.memory = ledger, memory
-        plan = Plan(sched.core_plan(1.0), sched.file_plan(1.0), ledger.busy_nodes(), [])
-        placement = locality.Placement(sched, plan, 1.0)
-        ahead = [job for job in queue if job.history_node is None][:rng.randint(0, 8)]
-        locality.backfill(placement, ahead, 1.0, math.inf, L=locality._walltime, r=locality._itself,
-                          on_start=placement.mark_busy)
-        run = long_run(rng, queue)
-        twin = Plan(plan.cores.copy(), plan.files.copy(), plan.busy.copy(), [])
-        started = locality.backfill(locality.Placement(sched, twin, 1.0), run, 1.0, math.inf, L=locality._walltime,
-                                    r=locality._itself).started
-        first_start = run.index(started[0][0]) if started else len(run)   # the jobs before it start later
-        before = plan_state(plan)
-        for count in {max(first_start, 1), first_start + 1, rng.randint(1, len(run))} - {len(run) + 1}:
-            answer = placement.none_starts_now(run[0], count)
-            assert answer == (count <= first_start), (count, first_start)
-            answers.append(answer)
-        assert plan_state(plan) == before
-    assert answers.count(True) >= 10 and answers.count(False) >= 10
-
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "lea", "lem"])

@@ -210,12 +210,6 @@ FIRST_CHECK = 8
 where it began (after the pinned jobs), each later one where the walk's
 index has doubled; a rough choice, not tuned."""
 
-MIN_RUN = 32
-"""A cut walk asks whether a run of alike jobs reaching its last job can
-start any job now (``Placement.none_starts_now``) from this many jobs on:
-asking costs a copy of the plan and a scoring of every node, about what
-planning a few tens of jobs costs; a rough choice, not tuned."""
-
 CALL_MARGIN = 1e-3
 """Seconds: a CALL_ME_LATER must be after the time Batsim receives it, which
 is the decision's time plus its messages' (sub-millisecond) latency; a
@@ -260,9 +254,6 @@ class NoFiles:
 
     def advance(self, now: float) -> None:
         pass
-
-    def copy(self) -> NoFiles:
-        return self
 
     def availability(self, file: Hashable, size: float, t_k: np.ndarray) -> np.ndarray:
         return t_k
@@ -709,8 +700,8 @@ class Locality(QueueScheduler):
         (BackfillMax unbounded) on the round's ``Placement``. Returns the
         number of jobs examined, and the jobs to start now with their
         (node, core ids)."""
+        walk = QueueWalk(plan, authors_stop=self.authors_code)
         placement = Placement(self, plan, now)
-        walk = QueueWalk(plan, authors_stop=self.authors_code, none_starts_now=placement.none_starts_now)
         rounds, pinned_planned = [], 0
         if walk.pinned and not self.authors_code:
             pinned_planned = self.plan_pinned(plan, placement, walk.queue[:walk.pinned], now, rounds)
@@ -869,12 +860,6 @@ def _walltime(job: UserJob) -> float:
     return job.walltime
 
 
-def _alike(job: UserJob, other: UserJob) -> bool:
-    """Two jobs a policy scores alike (``NodeScores.alike``), neither pinned."""
-    return (job.cores == other.cores and job.walltime == other.walltime and job.file == other.file
-            and job.size == other.size and job.history_node is None and other.history_node is None)
-
-
 def _itself(job: UserJob) -> UserJob:
     """A job's need, as ``Placement`` reads it: its cores and file."""
     return job
@@ -939,21 +924,17 @@ class QueueWalk:
     batio's last job is found before the jobs ahead of it take what is free
     now, so most jobs up to it start nothing now. The walk is ``cut`` once
     none left can (no core free now, or ``last_candidate`` finds none at a
-    check, or the jobs left up to its last are one run of alike jobs, a
-    user's burst, none of which can start now: ``run_cut``): the jobs it
-    would still plan up to its last only reserve
+    check): the jobs it would still plan up to its last only reserve
     cores and files for later, which matters only if the next round keeps
     this plan (when only new jobs came). ``rest`` then hands them out as
     the walk would have (``Locality.plan_rest``); a plan rebuilt at the next
     completion, most rounds', never plans them.
     """
 
-    def __init__(self, plan: Plan, authors_stop: bool, none_starts_now: Callable[[UserJob, int], bool] | None = None):
+    def __init__(self, plan: Plan, authors_stop: bool):
         self.plan, self.queue, self.authors_stop = plan, plan.pending, authors_stop
-        self.none_starts_now = none_starts_now
         self.index = 0
         self.cut = False
-        self.runs_seen = 0   # the walk looked for runs of alike jobs up to here (``run_cut``)
         # The leading category -2 jobs are always planned.
         self.pinned = next((i for i, job in enumerate(self.queue) if job.history_node is None), len(self.queue))
         self.last = self.pinned - 1
@@ -989,27 +970,11 @@ class QueueWalk:
                     if self.last_from(self.index) < self.index:
                         self.cut = True
                         return
-                if not cores.any_free_now() or self.run_cut():
+                if not cores.any_free_now():
                     self.cut = True
                     return
             self.index += 1
             yield queue[self.index - 1]
-
-    def run_cut(self) -> bool:
-        """True if the jobs from ``index`` to the walk's last are a run of at
-        least MIN_RUN alike jobs none of which can start now."""
-        if self.none_starts_now is None or self.index < self.runs_seen:
-            return False
-        queue, first = self.queue, self.queue[self.index]
-        end = self.index + 1
-        while end < len(queue) and _alike(queue[end], first):
-            end += 1
-        self.runs_seen = end
-        if end - self.index < MIN_RUN:
-            return False
-        last = self.last_from(self.index)
-        return last < end and last - self.index + 1 >= MIN_RUN \
-            and self.none_starts_now(first, last - self.index + 1)
 
 
 class Placement:
@@ -1077,49 +1042,6 @@ class Placement:
     def mark_busy(self, job: UserJob, hosts: ProcSet) -> None:
         """``backfill``'s ``on_start``: LEM's load counts the node at once."""
         self.plan.mark_busy(self.placed[job.id][0])
-
-    def none_starts_now(self, job: UserJob, count: int) -> bool:
-        """True if none of ``count`` jobs alike ``job`` (a run of a user's
-        burst), planned in turn from here, would start now. The plan is left
-        as it is.
-
-        Planning an alike job changes the score of its node only, so each
-        node has its own sequence of scores: the k-th is a job's after k of
-        the run were placed there. The nodes where the job starts now keep
-        theirs until one of the run starts there; let S_0 be the smallest of
-        them (ties: the first node). While the head of another node's
-        sequence beats S_0, the next job goes to a node other than those (the
-        smallest head), and that head moves on. So the jobs placed before the
-        first that starts now number, summed over the nodes, the leading
-        scores of each sequence that beat S_0: counted node by node on a copy
-        of the plan, the order of the nodes does not matter."""
-        plan = self.plan
-        twin = Plan(plan.cores.copy(), plan.files.copy(), plan.busy, [])
-        scores = NodeScores(self.scheduler, twin, job, self.now, self.scheduler.policy_now(plan))
-        scores.reach = math.inf   # every penalty known: the scores exact everywhere, not only where one can win
-        if scores.penalised:
-            scores.penalise(scores.every_node)
-        scores.scores = scores.score()
-        now_nodes = np.flatnonzero(scores.t_k == self.now)
-        if not len(now_nodes):
-            return True   # reservations only take cores: no node will have room now
-        first = int(now_nodes[np.argmin(scores.scores[now_nodes])])
-        S_0 = scores.scores[first]
-        beating = (scores.scores < S_0) | ((scores.scores == S_0) & (scores.every_node < first))
-        placed = 0
-        for node in np.flatnonzero(beating).tolist():
-            while True:
-                placed += 1
-                if placed >= count:
-                    return True
-                t_k = float(scores.t_k[node])
-                twin.cores.reserve(node, job.cores, t_k, t_k + job.walltime)
-                twin.files.record(node, job.file, job.size, t_k, float(scores.t_prime[node]), t_k + job.walltime)
-                scores.rescore(node)
-                score = scores.scores[node]
-                if not (score < S_0 or (score == S_0 and node < first)):
-                    break
-        return False
 
 
 class NodeScores:

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Hashable
-import copy
 from dataclasses import dataclass, field
 from enum import IntEnum
 import math
@@ -369,10 +368,6 @@ class CoreAvailability(CoreTimes):
         row.sort()
         self.free_now += int(row[0] <= self.now) - int(was_free)
 
-    def copy(self) -> CoreAvailability:
-        """A twin to plan on, this plan left as it is."""
-        return CoreAvailability(self.avail, self.now)
-
     def row(self, node: int) -> np.ndarray:
         """What the plan holds for ``node`` (``put_rows`` takes it back)."""
         return self.avail[node].copy()
@@ -469,14 +464,6 @@ class CoreProfile:
 
     def count_free_now(self) -> None:
         self.free_now = int((self.free[:, 0] > 0).sum())
-
-    def copy(self) -> CoreProfile:
-        """A twin to plan on, this plan left as it is; it keeps no windows
-        (``earliest`` updates its kept answers in place)."""
-        twin = copy.copy(self)
-        twin.times, twin.free, twin.reserved_at = self.times.copy(), self.free.copy(), self.reserved_at.copy()
-        twin.windows = {}
-        return twin
 
     def row(self, node: int) -> tuple[np.ndarray, np.ndarray]:
         """What the plan holds for ``node`` (``put_rows`` takes it back)."""
@@ -777,16 +764,6 @@ class FilePlan:
     def advance(self, now: float) -> None:
         """Plan from ``now`` on (nothing planned happens in between)."""
         self.now = now
-
-    def copy(self) -> FilePlan:
-        """A twin to plan on, this plan left as it is (the real copies shared)."""
-        twin = copy.copy(self)
-        twin.slots = self.slots.copy()
-        twin.new_slots = dict(self.new_slots)
-        twin.new_holders = {file_id: dict(nodes) for file_id, nodes in self.new_holders.items()}
-        twin.holder_arrays = dict(self.holder_arrays)   # replaced, never changed in place
-        twin.starts = {node: list(starts) for node, starts in self.starts.items()}
-        return twin
 
     def row(self, node: int) -> tuple:
         """What the plan holds for ``node`` beyond the real copies
