@@ -130,8 +130,10 @@ class Slots:
     def free_column(self, node: int) -> int:
         """A free column of the node's row, which the caller fills."""
         row = self.file[node].tolist()
-        column = row.index(-1) if -1 in row else len(row)
-        if column == len(row):
+        if -1 in row:
+            column = row.index(-1)
+        else:
+            column = len(row)
             self.grow()
         self.top[node] = max(self.top[node], column + 1)
         return column
