@@ -1198,13 +1198,15 @@ class NodeScores:
         if node is None:
             return
         job, plan = self.job, self.plan
-        self.t_k[node] = plan.cores.earliest_on(node, job.cores, job.walltime)
-        self.t_prime[node] = plan.files.availability_on(node, job.file, job.size, float(self.t_k[node]))
-        self.EvictionPenalty[node] = 0
-        self.known[node] = False
+        t_k = float(plan.cores.earliest_on(node, job.cores, job.walltime))
+        t_prime = float(plan.files.availability_on(node, job.file, job.size, t_k))
+        self.t_k[node], self.t_prime[node] = t_k, t_prime
+        if self.penalised:
+            self.EvictionPenalty[node] = 0
+            self.known[node] = False
         switch = self.first_start_now()
         if switch == self.switch:
-            self.rescore_one(node)
+            self.rescore_one(node, t_k, t_prime)
             return
         # LEO's sticky switch moved: the nodes in between change score.
         changed = np.union1d(node, np.arange(min(switch, self.switch), max(switch, self.switch)))
@@ -1231,39 +1233,39 @@ class NodeScores:
         elif self.rescores >= HEAP_AFTER:
             self.ranked = _ranked(self.scores)
 
-    def rescore_one(self, node: int) -> None:
-        """``rescore`` when only ``node`` changed: the same arithmetic as
-        the vector methods, on Python floats. A burst's job costs what its
-        numpy calls cost, and on one node each costs more than its work."""
+    def rescore_one(self, node: int, t_k: float, t_prime: float) -> None:
+        """``rescore`` when only ``node`` changed, to (t_k, t'_k): the same
+        arithmetic as the vector methods, on Python floats. A burst's job
+        costs what its numpy calls cost, and on one node each costs more
+        than its work."""
         self.rescores += 1
-        before = self.base[node]
         eft_scored = self.policy == "leo" and self.eft_scored_on(node)   # LEO: scored t'_k, no penalty
-        base = self.base[node] = self.base_on(node, eft_scored)
+        base = self.base_on(t_k, t_prime, eft_scored)
+        if not self.penalised:   # base_min only bounds EvictionPenalty's reach
+            self.base[node] = base
+            self.set_score(node, self.floored(base))
+            return
+        before, self.base[node] = self.base[node], base
         if self.base_ranked is not None:
             heapq.heappush(self.base_ranked, (base, node))
         if base <= self.base_min:
             self.base_min = base
         elif before == self.base_min:   # the smallest may have left this node
             self.base_min = self.smallest_base()
-        if not self.penalised:
-            self.set_score(node, self.floored(base))
-            return
         if self.widen_reach():   # every node may need its penalty: the vector way
             penalised = self.penalise(self.every_node)
             self.scores[penalised] = self.score(penalised)
             if self.ranked is not None:
                 for score, changed in zip(self.scores[penalised].tolist(), penalised.tolist()):
                     heapq.heappush(self.ranked, (score, changed))
-        elif not (self.known[node] or eft_scored) and self.t_k[node] < math.inf and base <= self.reach:
-            self.EvictionPenalty[node] = self.plan.files.eviction_penalty_on(node, self.job.file, self.job.size,
-                                                                              float(self.t_k[node]))
+        elif not (self.known[node] or eft_scored) and t_k < math.inf and base <= self.reach:
+            self.EvictionPenalty[node] = self.plan.files.eviction_penalty_on(node, self.job.file, self.job.size, t_k)
             self.known[node] = True
         EvictionPenalty = 0.0 if eft_scored else self.EvictionPenalty[node]
         self.set_score(node, self.floored(base + self.eviction_weight * EvictionPenalty))
 
-    def base_on(self, node: int, eft_scored: bool) -> float:
+    def base_on(self, t_k: float, t_prime: float, eft_scored: bool) -> float:
         """``score_without_penalty`` on one node; ``eft_scored``: LEO scores it t'_k."""
-        t_k, t_prime = float(self.t_k[node]), float(self.t_prime[node])
         if self.policy == "fcfs":
             return t_k
         if self.policy == "eft" or eft_scored:
