@@ -16,7 +16,7 @@ from batio.schedulers.locality.nodememory import (AuthorsHoles, CoreAvailability
                               LoadCase, NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers.locality import locality, nodememory
 from batio.schedulers.locality.locality import (CALL_MARGIN, DeadlineCalls, ExpectedCompletions, Locality, NodeScores,
-                                               PinnedRows, Plan, QueueWalk, UserJob)
+                                               PinnedRows, Plan, QueueWalk, UserJob, WaitingQueue)
 from batsim.batsim import Job
 
 SCHEDULER = locality.__file__
@@ -525,6 +525,43 @@ def test_rows_kept_after_pinned_jobs_are_the_rows_planned_again(policy, backfill
         assert outcomes[0] == outcomes[1]
         put_back += kept.put > 0
     assert put_back >= 10
+
+
+def test_pinned_jobs_are_grouped_again_once_they_change():
+    """``PinnedRows.group`` reuses its grouping while the same jobs wait
+    pinned, and groups them again once one has left (it started) or
+    another came, even one with the same id."""
+    def pinned(name, node):
+        return UserJob(Job(f"w0!{name}", 0, 0, 1, "p", {}), cores=2, walltime=10.0, file="f", size=1.0,
+                       history_node=node, history_start=-1.0)
+    a, b, c = pinned("a", 0), pinned("b", 1), pinned("c", 0)
+    rows = PinnedRows()
+    assert rows.group([a, b, c]) == {0: ("w0!a", "w0!c"), 1: ("w0!b",)}
+    assert rows.group([a, b, c]) == {0: ("w0!a", "w0!c"), 1: ("w0!b",)}
+    assert rows.group([a, c]) == {0: ("w0!a", "w0!c")}
+    assert rows.group([a]) == {0: ("w0!a",)}
+    assert rows.group([a, pinned("c", 1)]) == {0: ("w0!a",), 1: ("w0!c",)}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_waiting_queue_stays_in_queue_order(seed):
+    """``WaitingQueue`` keeps its jobs in queue order as they come and
+    leave: what sorting them by ``queue_key`` afresh gives, category -2
+    jobs first."""
+    rng = random.Random(f"queue{seed}")
+    queue, made = WaitingQueue(), 0
+    for _ in range(400):
+        if queue.by_id and rng.random() < 0.4:
+            queue.remove(rng.choice(list(queue.by_id.values())))
+        else:
+            made += 1
+            running = rng.random() < 0.2
+            job = Job(f"w{rng.randrange(2)}!{made}", rng.randrange(20), 0, 1, "p", {})
+            queue.add(UserJob(job, cores=1, walltime=1.0, file="f", size=1.0,
+                              history_node=0 if running else None,
+                              history_start=float(rng.randrange(-20, 0)) if running else None))
+        assert queue.ordered() == sorted(queue.by_id.values(), key=lambda job: job.queue_key)
+        assert len(queue) == len(queue.by_id) and all(job_id in queue for job_id in queue.by_id)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

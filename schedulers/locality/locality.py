@@ -130,6 +130,7 @@ uses the run times only to group events, never to choose.
 """
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 import functools
@@ -178,7 +179,7 @@ class UserJob:
     id: str = field(init=False, repr=False, compare=False)   # the job's, read often
     queue_key: tuple = field(init=False, repr=False, compare=False)
     """Submission order; category -2 jobs (already running) first, in order
-    of history start. Kept: every round sorts the queue by it."""
+    of history start. Kept: ``WaitingQueue`` orders the jobs by it."""
 
     def __post_init__(self):
         self.id = self.job.id
@@ -371,6 +372,36 @@ class DeadlineCalls:
                 self.ask(deadline)
 
 
+class WaitingQueue:
+    """The queued jobs: by id, and in queue order (``UserJob.queue_key``,
+    unique per job), kept in order as jobs come and leave instead of
+    sorted again in every round (a round's queue has thousands of jobs)."""
+
+    def __init__(self):
+        self.by_id: dict[str, UserJob] = {}
+        self.in_order: list[UserJob] = []
+
+    def add(self, job: UserJob) -> None:
+        self.by_id[job.id] = job
+        bisect.insort(self.in_order, job, key=_queue_key)
+
+    def remove(self, job: UserJob) -> None:
+        del self.by_id[job.id]
+        index = bisect.bisect_left(self.in_order, job.queue_key, key=_queue_key)
+        assert self.in_order[index] is job, "queue keys are unique"
+        del self.in_order[index]
+
+    def __contains__(self, job_id: str) -> bool:
+        return job_id in self.by_id
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def ordered(self) -> list[UserJob]:
+        """The jobs in queue order (a copy)."""
+        return list(self.in_order)
+
+
 class Locality(QueueScheduler):
     OPTIONS = {
         "policy": Option(str, "lea", choices=("fcfs", "eft", "lea", "leo", "lem")),
@@ -419,7 +450,7 @@ class Locality(QueueScheduler):
         self.pinned: list[UserJob] = []   # queued jobs pinned until the first completion
         self.last_round = -math.inf
         self.round_call: float | None = None   # CALL_ME_LATER asked for a postponed round
-        self.queue: dict[str, UserJob] = {}
+        self.queue = WaitingQueue()
         self.new_jobs: list[UserJob] = []
         self.started: dict[str, tuple[UserJob, int, float]] = {}   # id -> (job, node, t_k)
         self.waiting_for_load: dict[str, UserJob] = {}
@@ -513,7 +544,7 @@ class Locality(QueueScheduler):
         if job.workload == LOADS_WORKLOAD:   # our own load, acknowledged
             return
         user_job = self.read_job(job)
-        self.queue[job.id] = user_job
+        self.queue.add(user_job)
         self.new_jobs.append(user_job)
         self.needs_round = True
 
@@ -646,7 +677,7 @@ class Locality(QueueScheduler):
             rest = self.plan_rest(self.plan)   # its reservations may end before now: advance checks them
         if not (keep and self.plan.advance(now)):
             self.plan = Plan(self.core_plan(now), self.file_plan(now), self.ledger.busy_nodes(),
-                             sorted(self.queue.values(), key=_queue_key))
+                             self.queue.ordered())
             self.replan = False
         else:
             if self.authors_code:
@@ -737,15 +768,13 @@ class Locality(QueueScheduler):
         (``Placement.pinned_start``), but on a node whose row is kept
         (``PinnedRows``): the row is put back. Appends the ``backfill`` round
         to ``rounds``; returns the number of jobs planned."""
-        by_node: dict[int, list[UserJob]] = {}
-        for job in pinned:
-            by_node.setdefault(job.history_node, []).append(job)
+        by_node = self.pinned_rows.group(pinned)
         reused = self.pinned_rows.put_back(plan, by_node, self.ledger, self.memory)
         block = [job for job in pinned if job.history_node not in reused]
         result = backfill(placement, block, now, math.inf, L=_walltime, r=_itself, on_start=placement.mark_busy)
         rounds.append(result)
         started = {placement.placed[job.id][0] for job, _ in result.started}
-        self.pinned_rows.keep(plan, {node: jobs for node, jobs in by_node.items()
+        self.pinned_rows.keep(plan, {node: ids for node, ids in by_node.items()
                                      if node not in reused and node not in started}, self.ledger, self.memory)
         return len(block)
 
@@ -781,7 +810,7 @@ class Locality(QueueScheduler):
         planned_end = now + job.walltime
         self.ledger.start(job.id, node, job.cores, planned_end, core_ids)
         case, _ = self.memory.start_job(node, job.id, job.file, job.size, now, planned_end)
-        del self.queue[job.id]
+        self.queue.remove(job)
         self.started[job.id] = (job, node, now)
         job.job.allocation = ProcSet(self.host_ids[node])
         load_id = ""
@@ -885,16 +914,32 @@ class PinnedRows:
 
     def __init__(self):
         self.kept: dict[int, tuple] = {}   # node -> (key, now it was made at, cores row, files row)
+        # The last pinned jobs grouped (``group``): their identities, and node -> their ids there.
+        self.grouped: tuple[tuple[int, ...], dict[int, tuple[str, ...]]] = ((), {})
+        self.grouped_jobs: list[UserJob] = []   # keeps them alive, so no other job takes an identity
+
+    def group(self, pinned: list[UserJob]) -> dict[int, tuple[str, ...]]:
+        """The ids of the ``pinned`` jobs (in queue order) per history node.
+        The same jobs wait round after round (they leave only as they
+        start), so the last grouping is reused while they are the same."""
+        identities = tuple(map(id, pinned))
+        if identities != self.grouped[0]:
+            by_node: dict[int, list[str]] = {}
+            for job in pinned:
+                by_node.setdefault(job.history_node, []).append(job.id)
+            self.grouped = identities, {node: tuple(ids) for node, ids in by_node.items()}
+            self.grouped_jobs = list(pinned)
+        return self.grouped[1]
 
     @staticmethod
-    def key(node: int, jobs: list[UserJob], ledger: CoreLedger, memory: NodeMemory) -> tuple:
-        return ledger.version[node], memory.version[node], tuple(job.id for job in jobs)
+    def key(node: int, ids: tuple[str, ...], ledger: CoreLedger, memory: NodeMemory) -> tuple:
+        return ledger.version[node], memory.version[node], ids
 
-    def put_back(self, plan: Plan, by_node: dict[int, list[UserJob]], ledger: CoreLedger,
+    def put_back(self, plan: Plan, by_node: dict[int, tuple[str, ...]], ledger: CoreLedger,
                  memory: NodeMemory) -> set[int]:
         """Put back the kept rows that hold; returns their nodes."""
-        holding = [(node, self.kept[node]) for node, jobs in by_node.items()
-                   if node in self.kept and self.kept[node][0] == self.key(node, jobs, ledger, memory)]
+        holding = [(node, self.kept[node]) for node, ids in by_node.items()
+                   if node in self.kept and self.kept[node][0] == self.key(node, ids, ledger, memory)]
         if holding:
             ends = ledger.ends_by(plan.cores.now).tolist()
             holding = [(node, kept) for node, kept in holding if not ends[node]]
@@ -905,11 +950,11 @@ class PinnedRows:
         plan.files.put_rows(nodes, [kept[3] for _, kept in holding])
         return set(nodes)
 
-    def keep(self, plan: Plan, by_node: dict[int, list[UserJob]], ledger: CoreLedger,
+    def keep(self, plan: Plan, by_node: dict[int, tuple[str, ...]], ledger: CoreLedger,
              memory: NodeMemory) -> None:
         """Keep the rows of the nodes whose jobs were just planned, none started."""
-        for node, jobs in by_node.items():
-            self.kept[node] = (self.key(node, jobs, ledger, memory), plan.cores.now, plan.cores.row(node),
+        for node, ids in by_node.items():
+            self.kept[node] = (self.key(node, ids, ledger, memory), plan.cores.now, plan.cores.row(node),
                                plan.files.row(node))
 
 
@@ -938,15 +983,18 @@ class QueueWalk:
         # The leading category -2 jobs are always planned.
         self.pinned = next((i for i, job in enumerate(self.queue) if job.history_node is None), len(self.queue))
         self.last = self.pinned - 1
-        if not authors_stop:   # only batio's stop reads every job's cores and walltime (a round's queue is long)
-            self.needs = np.array([job.cores for job in self.queue], dtype=np.int64)
-            self.walltimes = np.array([job.walltime for job in self.queue])
+        if not authors_stop:   # only batio's stop reads the cores and walltime of every job past the pinned ones
+            after = self.queue[self.pinned:]
+            self.needs = np.array([job.cores for job in after], dtype=np.int64)
+            self.walltimes = np.array([job.walltime for job in after])
 
     def last_from(self, index: int) -> int:
         """The last job from ``index`` on that could still start now (``index`` - 1 if none)."""
         if self.authors_stop:
             return index if index < len(self.queue) and self.plan.cores.any_free_now() else index - 1
-        return index + self.plan.cores.last_candidate(self.needs[index:], self.walltimes[index:])
+        assert index >= self.pinned, "the pinned jobs are always planned"
+        start = index - self.pinned
+        return index + self.plan.cores.last_candidate(self.needs[start:], self.walltimes[start:])
 
     def __iter__(self) -> Iterator[UserJob]:
         return self.walk(cut=not self.authors_stop)

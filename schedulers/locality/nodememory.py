@@ -697,6 +697,8 @@ def _insert_hole(holes: list[tuple[float, int]], entry: tuple[float, int]) -> No
 
 def _stacked(rows: list[np.ndarray], width: int, fill) -> np.ndarray:
     """``rows`` one under the other, each filled up to ``width``."""
+    if all(len(row) == width for row in rows):   # the common case: one call instead of one per row
+        return np.stack(rows)
     stacked = np.full((len(rows), width), fill, dtype=rows[0].dtype)
     for index, row in enumerate(rows):
         stacked[index, :len(row)] = row
