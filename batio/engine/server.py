@@ -7,12 +7,15 @@ master host; a job's actor runs on its first allocated host. They talk to
 the server through one SimGrid mailbox with 1-byte messages, as Batsim's
 ``send_message`` does.
 
-The server calls the scheduler when it is ready, has events to send, and no
-message to the server is still under way (Batsim's ``mailbox_empty``). The
+The server calls the scheduler when it is ready, has events to send, and
+its mailbox holds no posted message: Batsim's ``mailbox_empty``, with the
+same SimGrid calls on the way (``send``), so that simultaneous events are
+grouped into scheduler calls as Batsim groups them. The
 request-reply actor applies each decision at its own timestamp, then tells
 the server the scheduler is ready again at the reply's ``now``.
 """
 
+import ctypes
 from dataclasses import dataclass, field
 
 from procset import ProcSet
@@ -25,6 +28,7 @@ from batio.engine.workload import Job, Workload, check_job, check_profile, profi
 from batio.errors import EngineError, InputError, SchedulerError
 
 SUCCESS_STATE = "COMPLETED_SUCCESSFULLY"
+SERVER_MAILBOX = "server"
 # Batsim sleeps at least this long for a CALL_ME_LATER (waiter_process).
 MIN_WAIT = 1e-5
 
@@ -77,7 +81,7 @@ class Simulation:
         self._hosts = {h.name: h for h in engine.all_hosts}
         self.master = self._hosts[platform.master]
         self.resources = {r.id: r for r in platform.resources}
-        self.mailbox = sg.Mailbox.by_name("server")
+        self.mailbox_empty = _mailbox_empty_test(SERVER_MAILBOX)
         self.scheduler_called = sg.Semaphore(0)
         self.storage_locks = {r.name: sg.Semaphore(1) for r in platform.storage}
         self.to_scheduler = None
@@ -89,7 +93,6 @@ class Simulation:
         self.dropped_profiles = {w.name: set(w.profiles) - set(w.referenced_profiles()) for w in workloads}
         self.jobs_on_machine = {r.id: 0 for r in platform.resources}
         self.events = []
-        self.in_flight = 0
         self.sched_ready = False
         self.end_sent = False
         self.end_acknowledged = False
@@ -122,17 +125,19 @@ class Simulation:
         self.events.append({"timestamp": as_batsim_writes(self.now()), "type": kind, "data": data})
 
     def send(self, kind, payload=None):
-        """Batsim's send_message: a 1-byte message to the server's mailbox."""
-        self.in_flight += 1
-        self.mailbox.put((kind, payload), 1)
+        """Batsim's send_message: a 1-byte message to the server's mailbox,
+        looked up by name each time as Batsim does. The lookup is a SimGrid
+        call, so it decides in which scheduling round the message is posted,
+        and so whether the server, deciding in that round whether to call the
+        scheduler, already sees it (``_mailbox_empty_test``)."""
+        sg.Mailbox.by_name(SERVER_MAILBOX).put((kind, payload), 1)
 
     def send_last(self, kind, payload=None):
         """``send``, for a sender that ends once its message is received:
         it ends at once instead (a detached message). The message leaves and
         arrives when Batsim's would; the sender is not woken again only to
         end, which costs an OS thread switch here."""
-        self.in_flight += 1
-        self.mailbox.put_init((kind, payload), 1).detach()
+        sg.Mailbox.by_name(SERVER_MAILBOX).put_init((kind, payload), 1).detach()
 
     def send_and_step_aside(self, kind, payload=None):
         """``send``, for a sender that sends again at once (a submitter).
@@ -205,10 +210,9 @@ class Simulation:
             "KILLING_DONE": self._on_killing_done,
         }
         while not self.end_acknowledged:
-            kind, payload = self.mailbox.get()
-            self.in_flight -= 1
+            kind, payload = sg.Mailbox.by_name(SERVER_MAILBOX).get()
             handlers[kind](payload)
-            if self.sched_ready and not self.end_acknowledged and self.in_flight == 0:
+            if self.sched_ready and not self.end_acknowledged and self.mailbox_empty():
                 if self.events:
                     self._call_scheduler()
                 elif self._finished() and not self.end_sent:
@@ -698,6 +702,22 @@ class Simulation:
 
 
 _FINAL_STATES = {"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"}
+
+
+def _mailbox_empty_test(name):
+    """Batsim's ``mailbox_empty``: whether SimGrid's mailbox ``name`` holds
+    no posted message (``Mailbox::by_name``, then ``empty``). The Python
+    bindings lack ``empty``; SimGrid's C API has the same test for a mailbox
+    without a permanent receiver, ``sg_mailbox_listen``, with the same
+    ``by_name`` first, in the library the bindings loaded."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "libsimgrid" in line and "/" in line}
+    if len(paths) != 1:
+        raise EngineError(f"expected one SimGrid library in the engine process, found {sorted(paths) or 'none'}")
+    listen = ctypes.CDLL(paths.pop()).sg_mailbox_listen
+    listen.argtypes, listen.restype = [ctypes.c_char_p], ctypes.c_int
+    encoded = name.encode()
+    return lambda: not listen(encoded)
 
 
 def _compute_range(platform):
