@@ -1,11 +1,13 @@
 """`batio parity`'s job-by-job comparison, on hand-made job tables."""
 
+import hashlib
 import json
 
 import pandas as pd
 import pytest
 
 from batio import catalog
+from batio.engine.run import simulate
 from batio.parity import compare_jobs, pairs, spec_for, truncated_workload
 
 
@@ -66,3 +68,30 @@ def test_a_pair_runs_with_the_batsim_features_its_scheduler_needs():
     assert lea.dynamic_jobs and lea.compute_sharing
     easy = spec_for(SimpleNamespace(policy="easy", platform="memcluster486"), "w.json", "p", "inprocess")
     assert not (easy.dynamic_jobs or easy.compute_sharing)
+
+
+# Real Batsim 4.2.1 (b5463dba, built against Debian's SimGrid 3.32), 2026-11-27:
+# `locality-fcfs` on its bundled inputs (memcluster486_slice, 2,743 jobs with the
+# loads), the SHA-256 of ``schedule_of`` its _jobs.csv.
+BATSIM_LOCALITY_FCFS_SLICE = "24524259ffb45216ebd2d033c2b1d0adcce85abd67ef5960aff65494be4bcdbc"
+
+
+def schedule_of(jobs_csv):
+    """Every job's workload, id, state, hosts, start and finish, as Batsim prints them (%.6f)."""
+    table = pd.read_csv(jobs_csv, dtype=str, keep_default_na=False)
+    rows = sorted(zip(table.workload_name, table.job_id, table.final_state, table.allocated_resources,
+                      (f"{float(t):.6f}" for t in table.starting_time), (f"{float(t):.6f}" for t in table.finish_time)))
+    return hashlib.sha256("\n".join(",".join(row) for row in rows).encode()).hexdigest()
+
+
+def test_jobs_ending_in_one_instant_reach_the_scheduler_as_on_batsim(tmp_path):
+    """A reference run: the locality FCFS slice's schedule on the embedded
+    engine is real Batsim's, job for job. Its jobs and loads often end in
+    the same instant; Batsim's server calls the scheduler once its mailbox
+    holds no posted message, which a message sent in the same scheduling
+    round is not yet. Counting such a message as coming grouped completions
+    that Batsim splits, and put 7 jobs on other nodes."""
+    pair = pairs(["locality-fcfs"])[0]
+    spec = spec_for(pair, catalog.workload_path(pair.workload), tmp_path / "out", "inprocess")
+    simulate(spec)
+    assert schedule_of(f"{spec.out_prefix}_jobs.csv") == BATSIM_LOCALITY_FCFS_SLICE
