@@ -914,22 +914,21 @@ class PinnedRows:
 
     def __init__(self):
         self.kept: dict[int, tuple] = {}   # node -> (key, now it was made at, cores row, files row)
-        # The last pinned jobs grouped (``group``): their identities, and node -> their ids there.
-        self.grouped: tuple[tuple[int, ...], dict[int, tuple[str, ...]]] = ((), {})
-        self.grouped_jobs: list[UserJob] = []   # keeps them alive, so no other job takes an identity
+        # The pinned jobs ``group`` saw last, and node -> their ids there.
+        self.grouped_jobs: list[UserJob] = []
+        self.grouped: dict[int, tuple[str, ...]] = {}
 
     def group(self, pinned: list[UserJob]) -> dict[int, tuple[str, ...]]:
         """The ids of the ``pinned`` jobs (in queue order) per history node.
         The same jobs wait round after round (they leave only as they
         start), so the last grouping is reused while they are the same."""
-        identities = tuple(map(id, pinned))
-        if identities != self.grouped[0]:
+        if len(pinned) != len(self.grouped_jobs) or not all(map(operator.is_, pinned, self.grouped_jobs)):
             by_node: dict[int, list[str]] = {}
             for job in pinned:
                 by_node.setdefault(job.history_node, []).append(job.id)
-            self.grouped = identities, {node: tuple(ids) for node, ids in by_node.items()}
             self.grouped_jobs = list(pinned)
-        return self.grouped[1]
+            self.grouped = {node: tuple(ids) for node, ids in by_node.items()}
+        return self.grouped
 
     @staticmethod
     def key(node: int, ids: tuple[str, ...], ledger: CoreLedger, memory: NodeMemory) -> tuple:
