@@ -3,6 +3,10 @@ with Linux's small per-process hash, every live actor thread slowed every hand-o
 
 import ctypes
 import json
+import os
+import subprocess
+import sys
+import time
 
 from conftest import workload
 import pytest
@@ -92,3 +96,110 @@ def test_threads_and_mappings_follow_the_running_jobs_not_the_finished_ones(simu
     # After the first hundred jobs (warm-up: allocator arenas, libraries), nothing grows.
     assert max(threads[100:]) <= max(threads[:100]) + 2, threads
     assert max(mappings[100:]) <= max(mappings[:100]) + 8, (mappings[100], mappings[-1])
+
+
+# The engine's actor threads on one CPU (OneCpu). Each case runs in fresh
+# processes whose temporary folder is the test's own, so the per-CPU locks
+# are not those of engines running beside the test.
+HOLDER = '''
+import json, os, sys, threading, time
+from batio.engine.threads import OneCpu
+pin = OneCpu(contended_share=float(sys.argv[1]), period_s=0.2)
+born = threading.Thread(target=time.sleep, args=(60,), daemon=True)
+born.start()
+state = lambda: print(json.dumps([pin.cpu, sorted(os.sched_getaffinity(0)),
+                                  sorted(os.sched_getaffinity(born.native_id))]), flush=True)
+state()
+for line in sys.stdin:  # a line: print the binding again; end of input: exit
+    state()
+'''
+
+ALLOWED = sorted(os.sched_getaffinity(0))
+needs_two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="one CPU allowed: nothing to bind")
+
+
+def _holder(tmp_path, contended_share=2.0):
+    """A process bound by OneCpu; by default it never lets go (others cannot take 200 % of a CPU)."""
+    process = subprocess.Popen([sys.executable, "-c", HOLDER, str(contended_share)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
+    cpu, main, born = json.loads(process.stdout.readline())
+    return process, cpu, main, born
+
+
+def _state(process):
+    process.stdin.write("state\n")
+    process.stdin.flush()
+    return json.loads(process.stdout.readline())
+
+
+@needs_two_cpus
+def test_each_engine_takes_a_cpu_no_other_engine_holds_and_its_threads_inherit_it(tmp_path):
+    holders = [_holder(tmp_path) for _ in ALLOWED]
+    try:
+        cpus = [cpu for _, cpu, _, _ in holders]
+        assert sorted(cpus) == ALLOWED  # one engine per CPU
+        for _, cpu, main, born in holders:
+            assert main == [cpu] and born == [cpu]  # a thread started after the binding inherits it
+        extra, cpu, main, born = _holder(tmp_path)  # every CPU held: no binding
+        assert (cpu, main, born) == (None, ALLOWED, ALLOWED)
+        extra.stdin.close()
+        extra.wait(10)
+        first, cpu, _, _ = holders[0]
+        first.stdin.close()  # its process ends, and the lock of its CPU with it
+        first.wait(10)
+        successor, cpu_again, _, _ = _holder(tmp_path)
+        assert cpu_again == cpu
+        holders[0] = (successor, cpu_again, None, None)
+    finally:
+        for process, *_ in holders:
+            process.stdin.close()
+            process.wait(10)
+
+
+@needs_two_cpus
+def test_an_engine_lets_its_threads_onto_any_cpu_once_another_process_takes_its_cpu(tmp_path):
+    blocker, first_cpu, _, _ = _holder(tmp_path)  # holds the first CPU for good
+    holder, cpu, _, _ = _holder(tmp_path, contended_share=0.25)
+    assert cpu != first_cpu
+    hog = subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c", "while True: pass"])
+    try:
+        deadline = time.monotonic() + 10
+        while (state := _state(holder))[0] is not None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert state == [None, ALLOWED, ALLOWED]  # the thread started while bound is let go too
+        other, cpu_again, _, _ = _holder(tmp_path)  # the lowest free CPU: the one given back
+        assert cpu_again == cpu
+        other.stdin.close()
+        other.wait(10)
+    finally:
+        hog.kill()
+        hog.wait()
+        for process in (holder, blocker):
+            process.stdin.close()
+            process.wait(10)
+
+
+AFFINITY_PROBE = '''
+import json, os
+from batsim.batsim import BatsimScheduler
+
+class Probe(BatsimScheduler):
+    def onSimulationBegins(self):
+        with open(self.options["probe"], "w") as out:
+            json.dump(sorted(os.sched_getaffinity(0)), out)
+
+    def onJobSubmission(self, job):
+        self.bs.reject_jobs([job])
+'''
+
+
+@needs_two_cpus
+def test_the_engine_process_runs_its_actors_on_one_cpu(simulate_workload, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # locks of its own: engines beside the test hold theirs
+    scheduler = tmp_path / "probe.py"
+    scheduler.write_text(AFFINITY_PROBE)
+    probe = tmp_path / "probe.json"
+    work = workload([{"id": "1", "subtime": 0, "walltime": 10, "res": 1, "profile": "p"}],
+                    {"p": {"type": "delay", "delay": 1}})
+    simulate_workload(work, scheduler=scheduler, options={"probe": str(probe)})
+    assert json.loads(probe.read_text()) == [ALLOWED[0]]  # in-process: the scheduler runs in an actor thread

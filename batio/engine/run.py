@@ -150,7 +150,7 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
     from batio.engine.iotimeline import IoTimeline
     from batio.engine.platform import classify, read_properties
     from batio.engine.server import Config, Simulation
-    from batio.engine.threads import use_global_futex_hash
+    from batio.engine.threads import OneCpu, use_global_futex_hash
     from batio.engine.transport import InProcessTransport, SocketTransport, Watchdog
     from batio.engine.workload import load_workload
 
@@ -234,6 +234,8 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
     else:
         scheduler_process = _SchedulerProcess(spec, f"{prefix}_scheduler.log")
         transport = SocketTransport(scheduler_process.endpoint, timeout_s, scheduler_process.alive)
+    # After the scheduler's process started (it is not the engine's to bind), before the actors' threads:
+    OneCpu()
     sim = Simulation(engine, platform, workloads, transport, config, io, on_progress, contention)
     sim.start()
     try:

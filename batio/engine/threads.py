@@ -7,11 +7,17 @@ min(threads, CPUs): 16 buckets on a 2-core machine, whatever the number of
 threads. With thousands of live actors (a busy machine's running jobs) every
 wake-up then walks a chain of hundreds of waiters: on this project's 2-core
 machine (kernel 6.18), a message round trip between two actors took 4 to 5
-times longer beside 3,000-6,000 sleeping actors than beside none.
+times longer beside 3,000-6,000 sleeping actors than beside none
+(``use_global_futex_hash``). And each wake-up lands on whichever CPU the
+kernel finds idle, though only one actor runs at a time (``OneCpu``).
 """
 
 import ctypes
+import fcntl
 import logging
+import os
+import tempfile
+import threading
 
 _log = logging.getLogger(__name__)
 
@@ -33,3 +39,103 @@ def use_global_futex_hash():
     if libc.prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, 0, 0, 0) != 0:
         _log.debug("prctl(PR_FUTEX_HASH) refused (errno %d): the kernel has no private futex hash",
                    ctypes.get_errno())
+
+
+class OneCpu:
+    """Keeps the engine's actor threads on one CPU while no other process wants it.
+
+    Only one actor thread runs at a time, but every hand-over wakes a thread
+    that the kernel puts on whichever CPU is idle: the other CPU, which must
+    first leave its idle state, while the waker's CPU goes idle. On one CPU
+    the woken thread runs as soon as the waker blocks. The engine process
+    takes a CPU that no other batio engine holds (an advisory lock per CPU
+    in the temporary folder, released when the process ends) and binds its
+    main thread to it before SimGrid starts any actor thread, so every actor
+    thread inherits the binding. A watcher thread compares what the CPU
+    spent on everything with what this process used (``/proc/stat``); once
+    other processes take more than ``contended_share`` of it over a period,
+    the kernel could not move them away, and every thread is let onto any
+    CPU again, for good.
+    """
+
+    def __init__(self, contended_share=0.25, period_s=2.0):
+        self.contended_share = contended_share
+        self.period_s = period_s
+        self.cpu = None
+        self._allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+        self._lock_fd = None
+        self._main = threading.get_native_id()
+        self._stop = threading.Event()
+        if not hasattr(os, "sched_setaffinity") or len(self._allowed) < 2:
+            return  # nothing to choose
+        self.cpu, self._lock_fd = self._free_cpu()
+        if self.cpu is None:
+            _log.debug("every CPU holds a batio engine already: the engine's threads run on any CPU")
+            return
+        os.sched_setaffinity(0, {self.cpu})
+        threading.Thread(target=self._watch, name="batio-one-cpu", daemon=True).start()
+
+    def _free_cpu(self):
+        folder = tempfile.gettempdir()
+        for cpu in sorted(self._allowed):
+            path = os.path.join(folder, f"batio-engine-cpu{cpu}.lock")
+            # Read-only, so that another user's engines share the lock files; created only if
+            # missing (Linux refuses O_CREAT on another user's file in a sticky folder such as /tmp).
+            try:
+                try:
+                    descriptor = os.open(path, os.O_RDONLY)
+                except FileNotFoundError:
+                    descriptor = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+            except OSError:  # an unwritable temporary folder: no lock to take
+                continue
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(descriptor)
+                continue
+            return cpu, descriptor
+        return None, None
+
+    def _others_ticks(self):
+        """CPU time (clock ticks) spent on the bound CPU by other processes since this one started."""
+        with open("/proc/stat") as stats:
+            for line in stats:
+                if line.startswith(f"cpu{self.cpu} "):
+                    user, nice, system = (int(value) for value in line.split()[1:4])
+                    break
+            else:
+                raise ValueError(f"no cpu{self.cpu} line in /proc/stat")
+        with open("/proc/self/stat") as stat:
+            mine = stat.read().rsplit(")", 1)[1].split()
+        return user + nice + system - int(mine[11]) - int(mine[12])  # minus this process's utime, stime
+
+    def _watch(self):
+        ticks_per_s = os.sysconf("SC_CLK_TCK")
+        try:
+            before = self._others_ticks()
+        except (OSError, ValueError, IndexError):  # no /proc to tell: do not bind
+            self.release()
+            return
+        while not self._stop.wait(self.period_s):
+            now = self._others_ticks()
+            if now - before > self.contended_share * self.period_s * ticks_per_s:
+                _log.info("CPU %d is shared with another process: the engine's threads now run on any CPU",
+                          self.cpu)
+                self.release()
+                return
+            before = now
+
+    def release(self):
+        """Every thread of this process onto any allowed CPU, and the CPU's lock given back."""
+        self._stop.set()
+        if self.cpu is None:
+            return
+        self.cpu = None
+        # The main thread first: the actor threads it creates from now on inherit its binding.
+        os.sched_setaffinity(self._main, self._allowed)
+        for task in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(task), self._allowed)
+            except OSError:  # the thread ended meanwhile
+                pass
+        os.close(self._lock_fd)
