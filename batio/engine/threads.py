@@ -18,6 +18,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 
 _log = logging.getLogger(__name__)
 
@@ -65,7 +66,6 @@ class OneCpu:
         self._allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
         self._lock_fd = None
         self._main = threading.get_native_id()
-        self._stop = threading.Event()
         if not hasattr(os, "sched_setaffinity") or len(self._allowed) < 2:
             return  # nothing to choose
         self.cpu, self._lock_fd = self._free_cpu()
@@ -111,25 +111,22 @@ class OneCpu:
 
     def _watch(self):
         ticks_per_s = os.sysconf("SC_CLK_TCK")
-        try:
-            before = self._others_ticks()
-        except (OSError, ValueError, IndexError):  # no /proc to tell: do not bind
-            self.release()
-            return
-        while not self._stop.wait(self.period_s):
-            now = self._others_ticks()
-            if now - before > self.contended_share * self.period_s * ticks_per_s:
+        before = None
+        while True:
+            try:
+                now = self._others_ticks()
+            except (OSError, ValueError, IndexError):  # /proc cannot tell: do not stay bound blindly
+                break
+            if before is not None and now - before > self.contended_share * self.period_s * ticks_per_s:
                 _log.info("CPU %d is shared with another process: the engine's threads now run on any CPU",
                           self.cpu)
-                self.release()
-                return
+                break
             before = now
+            time.sleep(self.period_s)
+        self._let_go()
 
-    def release(self):
+    def _let_go(self):
         """Every thread of this process onto any allowed CPU, and the CPU's lock given back."""
-        self._stop.set()
-        if self.cpu is None:
-            return
         self.cpu = None
         # The main thread first: the actor threads it creates from now on inherit its binding.
         os.sched_setaffinity(self._main, self._allowed)
