@@ -129,10 +129,9 @@ class OneCpu:
         """Every thread of this process onto any allowed CPU, and the CPU's lock given back."""
         self.cpu = None
         # The main thread first: the actor threads it creates from now on inherit its binding.
-        os.sched_setaffinity(self._main, self._allowed)
-        for task in os.listdir("/proc/self/task"):
+        for task in [self._main, *map(int, os.listdir("/proc/self/task"))]:
             try:
-                os.sched_setaffinity(int(task), self._allowed)
+                os.sched_setaffinity(task, self._allowed)
             except OSError:  # the thread ended meanwhile
                 pass
         os.close(self._lock_fd)
