@@ -709,12 +709,12 @@ def _mailbox_empty_test(name):
     no posted message (``Mailbox::by_name``, then ``empty``). The Python
     bindings lack ``empty``; SimGrid's C API has the same test for a mailbox
     without a permanent receiver, ``sg_mailbox_listen``, with the same
-    ``by_name`` first, in the library the bindings loaded."""
-    with open("/proc/self/maps") as maps:
-        paths = {line.split()[-1] for line in maps if "libsimgrid" in line and "/" in line}
-    if len(paths) != 1:
-        raise EngineError(f"expected one SimGrid library in the engine process, found {sorted(paths) or 'none'}")
-    listen = ctypes.CDLL(paths.pop()).sg_mailbox_listen
+    ``by_name`` first, reached through the bindings' own module (dlsym
+    searches the libraries it was linked with)."""
+    try:
+        listen = ctypes.CDLL(sg.__file__).sg_mailbox_listen
+    except (OSError, AttributeError) as missing:
+        raise EngineError(f"SimGrid's sg_mailbox_listen is not reachable from {sg.__file__}: {missing}") from None
     listen.argtypes, listen.restype = [ctypes.c_char_p], ctypes.c_int
     encoded = name.encode()
     return lambda: not listen(encoded)
