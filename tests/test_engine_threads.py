@@ -1,5 +1,7 @@
-"""The engine process uses the kernel's global futex hash (batio/engine/threads.py):
-with Linux's small per-process hash, every live actor thread slowed every hand-over."""
+"""The operating-system side of the engine's actor threads (batio/engine/threads.py):
+the kernel's global futex hash (with Linux's small per-process hash, every live
+actor thread slowed every hand-over), threads that follow what runs, and one CPU
+for all of them (OneCpu)."""
 
 import ctypes
 import json
@@ -14,18 +16,31 @@ import pytest
 PR_FUTEX_HASH, GET_SLOTS = 78, 2
 
 PROBE = '''
-import ctypes, json
+import ctypes, json, os
 from batsim.batsim import BatsimScheduler
 
 class Probe(BatsimScheduler):
+    """Notes, from inside the engine process, its futex hash slots and the
+    CPUs its thread may run on (in-process, the scheduler runs in an actor's thread)."""
     def onSimulationBegins(self):
         slots = ctypes.CDLL(None, use_errno=True).prctl(78, 2, 0, 0, 0)
         with open(self.options["probe"], "w") as out:
-            json.dump({"slots": slots}, out)
+            json.dump({"slots": slots, "cpus": sorted(os.sched_getaffinity(0))}, out)
 
     def onJobSubmission(self, job):
         self.bs.reject_jobs([job])
 '''
+
+
+def _probe_engine(simulate_workload, tmp_path):
+    """What PROBE noted in an engine process, and the run (its one job rejected)."""
+    scheduler = tmp_path / "probe.py"
+    scheduler.write_text(PROBE)
+    probe = tmp_path / "probe.json"
+    work = workload([{"id": "1", "subtime": 0, "walltime": 10, "res": 1, "profile": "p"}],
+                    {"p": {"type": "delay", "delay": 1}})
+    run = simulate_workload(work, scheduler=scheduler, options={"probe": str(probe)})
+    return json.loads(probe.read_text()), run
 
 
 def _private_hash_slots():
@@ -35,13 +50,8 @@ def _private_hash_slots():
 @pytest.mark.skipif(_private_hash_slots() < 0, reason="kernel before 6.16: no private futex hash to avoid")
 def test_the_engine_process_uses_the_global_futex_hash(simulate_workload, tmp_path):
     assert _private_hash_slots() > 0  # what a process gets by default, the test runner included
-    scheduler = tmp_path / "probe.py"
-    scheduler.write_text(PROBE)
-    probe = tmp_path / "probe.json"
-    work = workload([{"id": "1", "subtime": 0, "walltime": 10, "res": 1, "profile": "p"}],
-                    {"p": {"type": "delay", "delay": 1}})
-    run = simulate_workload(work, scheduler=scheduler, options={"probe": str(probe)})
-    assert json.loads(probe.read_text()) == {"slots": 0}  # 0: the global hash
+    probe, run = _probe_engine(simulate_workload, tmp_path)
+    assert probe["slots"] == 0  # 0: the global hash
     assert run.jobs["final_state"].tolist() == ["REJECTED"]
 
 
@@ -179,27 +189,8 @@ def test_an_engine_lets_its_threads_onto_any_cpu_once_another_process_takes_its_
             process.wait(10)
 
 
-AFFINITY_PROBE = '''
-import json, os
-from batsim.batsim import BatsimScheduler
-
-class Probe(BatsimScheduler):
-    def onSimulationBegins(self):
-        with open(self.options["probe"], "w") as out:
-            json.dump(sorted(os.sched_getaffinity(0)), out)
-
-    def onJobSubmission(self, job):
-        self.bs.reject_jobs([job])
-'''
-
-
 @needs_two_cpus
 def test_the_engine_process_runs_its_actors_on_one_cpu(simulate_workload, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # locks of its own: engines beside the test hold theirs
-    scheduler = tmp_path / "probe.py"
-    scheduler.write_text(AFFINITY_PROBE)
-    probe = tmp_path / "probe.json"
-    work = workload([{"id": "1", "subtime": 0, "walltime": 10, "res": 1, "profile": "p"}],
-                    {"p": {"type": "delay", "delay": 1}})
-    simulate_workload(work, scheduler=scheduler, options={"probe": str(probe)})
-    assert json.loads(probe.read_text()) == [ALLOWED[0]]  # in-process: the scheduler runs in an actor thread
+    probe, _ = _probe_engine(simulate_workload, tmp_path)
+    assert probe["cpus"] == [ALLOWED[0]]
