@@ -18,7 +18,17 @@ batio's model a category -2 job whose node's row is put back
 the round that plans it (``QueueWalk``).
 
     .venv/bin/python scripts/bench_locality.py [--variants fcfs,fcfs-bf,lea,lea-bf] \\
-        [--trace PATH | --workload JSON] [--options JSON | --authors-model] [--out DIR]
+        [--trace PATH | --workload JSON] [--options JSON | --authors-model] [--out DIR] \\
+        [--engine batsim] [--against DIR]
+
+``--engine batsim`` runs the same scheduler on a real ``batsim`` binary found
+on PATH (Batsim 4.2.1, over ZeroMQ) instead of the embedded engine, with
+the same measures (CPU time then counts Batsim's process and the
+scheduler's). ``--against DIR`` compares each variant's jobs with those of
+an earlier run of this script in DIR (``batio.parity.compare_jobs``: jobs
+on another node or missing, jobs whose start or finish differ beyond
+parity's tolerance, the largest difference), e.g. the embedded engine's
+day against real Batsim's.
 
 Variants are ``POLICY`` or ``POLICY-bf`` for POLICY in fcfs, eft, lea, leo,
 lem. ``--options`` adds scheduler options to every variant (e.g.
@@ -30,16 +40,18 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+from pathlib import Path
 import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from batio.engine.run import RunSpec, simulate
+from batio.parity import compare_jobs
+from batio.real_batsim import run_with_batsim_binary
 from batio.schedulers.locality import locality
 from batio.workloads import memcluster486
 
@@ -56,13 +68,16 @@ def options_of(variant: str) -> dict:
     return {"policy": policy, "backfill": suffix == "bf"}
 
 
-def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dict:
+ENGINES = {"embedded": simulate, "batsim": run_with_batsim_binary}
+
+
+def run_one(variant: str, workload: Path, out: Path, extra_options: dict, engine: str = "embedded") -> dict:
     """Simulate one variant here; returns its measures."""
     stats = out / f"{variant}_rounds.json"
     options = dict(extra_options, **options_of(variant), stats_path=str(stats))
     began = time.perf_counter()
-    simulate(RunSpec(str(PLATFORM), [str(workload)], locality.__file__, str(out / variant / "out"),
-                     options=options, dynamic_jobs=True, compute_sharing=True))
+    ENGINES[engine](RunSpec(str(PLATFORM), [str(workload)], locality.__file__, str(out / variant / "out"),
+                            options=options, dynamic_jobs=True, compute_sharing=True))
     wall = time.perf_counter() - began
     rounds = json.loads(stats.read_text())
     seconds, examined = np.array(rounds["seconds"]), np.array(rounds["examined"])
@@ -74,6 +89,7 @@ def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dic
                     "allocated_resources", "metadata"]]
     return {
         "variant": variant,
+        "engine": engine,
         "wall_s": wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_rss_MB": usage.ru_maxrss / 1024,
@@ -96,6 +112,14 @@ def run_one(variant: str, workload: Path, out: Path, extra_options: dict) -> dic
     }
 
 
+def against(run: Path, earlier: Path) -> dict:
+    """``compare_jobs`` of a variant's jobs (this run first) with an earlier run's."""
+    jobs = [pd.read_csv(folder / "out_jobs.csv", dtype={"job_id": str}) for folder in (run, earlier)]
+    compared = compare_jobs(*jobs)
+    return {"against": str(earlier), **{key: compared[key] for key in (
+        "decisions_differ", "jobs_off", "worst_deviation_s", "worst_job")}}
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -108,6 +132,8 @@ def main(argv=None):
     parser.add_argument("--options", default="{}", help="scheduler options (JSON) added to every variant")
     parser.add_argument("--authors-model", action="store_true", help="add locality.AUTHORS_MODEL's options")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench_locality")
+    parser.add_argument("--engine", choices=sorted(ENGINES), default="embedded")
+    parser.add_argument("--against", type=Path, help="an earlier --out of this script: compare each variant's jobs")
     parser.add_argument("--one", help=argparse.SUPPRESS)   # internal: run one variant in this process
     args = parser.parse_args(argv)
     try:
@@ -120,7 +146,7 @@ def main(argv=None):
         extra_options = {**locality.AUTHORS_MODEL, **extra_options}
     args.out.mkdir(parents=True, exist_ok=True)
     if args.one:
-        print(json.dumps(run_one(args.one, args.workload, args.out, extra_options)))
+        print(json.dumps(run_one(args.one, args.workload, args.out, extra_options, args.engine)))
         return
     workload = args.workload
     if workload is None:
@@ -129,15 +155,19 @@ def main(argv=None):
     variants = args.variants.split(",")
     for variant in variants:
         options_of(variant)
+        if args.against and not (args.against / variant / "out_jobs.csv").is_file():
+            raise SystemExit(f"--against: {args.against / variant / 'out_jobs.csv'} is missing")
     results = []
     for variant in variants:   # one at a time: the machine is shared
         child = subprocess.run([sys.executable, __file__, "--one", variant, "--workload", str(workload),
-                                "--options", json.dumps(extra_options), "--out", str(args.out)],
-                               capture_output=True, text=True)
+                                "--options", json.dumps(extra_options), "--out", str(args.out),
+                                "--engine", args.engine], capture_output=True, text=True)
         if child.returncode:
             sys.stderr.write(child.stderr)
             raise SystemExit(f"variant {variant} failed")
         results.append(json.loads(child.stdout.strip().splitlines()[-1]))
+        if args.against:
+            results[-1].update(against(args.out / variant, args.against / variant))
         print(json.dumps(results[-1]), flush=True)
     (args.out / "bench.json").write_text(json.dumps(results, indent=1))
     print(pd.DataFrame(results).set_index("variant").round(2).to_string())
