@@ -92,6 +92,13 @@ def spec_for(pair, workload, prefix, scheduler_mode, sg_config=()):
                    sg_config=list(sg_config), **needed)
 
 
+def read_jobs(path):
+    """A ``_jobs.csv`` for ``compare_jobs``: ids and allocations as written. Read
+    as numbers, a file with a job never allocated (an empty cell) would give
+    its allocations as floats ("37.0"), unequal to the other file's "37"."""
+    return pd.read_csv(path, dtype={"job_id": str, "allocated_resources": str})
+
+
 def compare_jobs(embedded, batsim):
     """The comparison columns of one run pair, from both ``_jobs.csv`` tables."""
     keys = ["workload_name", "job_id"]
@@ -139,13 +146,13 @@ def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
         row["wall_embedded_s"] = _timed(lambda: simulate(embedded))
         batsim = spec_for(pair, workload, folder / "batsim" / "out", "socket", sg_config)
         row["wall_batsim_s"] = _timed(lambda: run_with_batsim_binary(batsim, timeout_s=timeout_s))
-        embedded_jobs = pd.read_csv(f"{embedded.out_prefix}_jobs.csv")
-        row.update(compare_jobs(embedded_jobs, pd.read_csv(f"{batsim.out_prefix}_jobs.csv")))
+        embedded_jobs = read_jobs(f"{embedded.out_prefix}_jobs.csv")
+        row.update(compare_jobs(embedded_jobs, read_jobs(f"{batsim.out_prefix}_jobs.csv")))
         if row["jobs_off"] or row["decisions_differ"]:
             shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", "inprocess",
                                sg_config)
             simulate(shifted)
-            itself = compare_jobs(pd.read_csv(f"{shifted.out_prefix}_jobs.csv"), embedded_jobs)
+            itself = compare_jobs(read_jobs(f"{shifted.out_prefix}_jobs.csv"), embedded_jobs)
             row.update(self_decisions_differ=itself["decisions_differ"], self_jobs_off=itself["jobs_off"],
                        self_worst_s=itself["worst_deviation_s"])
     except BatioError as error:

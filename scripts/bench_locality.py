@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from batio.engine.run import RunSpec, simulate
-from batio.parity import compare_jobs
+from batio.parity import compare_jobs, read_jobs
 from batio.real_batsim import run_with_batsim_binary
 from batio.schedulers.locality import locality
 from batio.workloads import memcluster486
@@ -114,8 +114,7 @@ def run_one(variant: str, workload: Path, out: Path, extra_options: dict, engine
 
 def against(run: Path, earlier: Path) -> dict:
     """``compare_jobs`` of a variant's jobs (this run first) with an earlier run's."""
-    jobs = [pd.read_csv(folder / "out_jobs.csv", dtype={"job_id": str}) for folder in (run, earlier)]
-    compared = compare_jobs(*jobs)
+    compared = compare_jobs(read_jobs(run / "out_jobs.csv"), read_jobs(earlier / "out_jobs.csv"))
     return {"against": str(earlier), **{key: compared[key] for key in (
         "decisions_differ", "jobs_off", "worst_deviation_s", "worst_job")}}
 

@@ -8,7 +8,7 @@ import pytest
 
 from batio import catalog
 from batio.engine.run import simulate
-from batio.parity import compare_jobs, pairs, spec_for, truncated_workload
+from batio.parity import compare_jobs, pairs, read_jobs, spec_for, truncated_workload
 
 
 def jobs(rows):
@@ -34,6 +34,19 @@ def test_off_needs_both_the_relative_and_the_absolute_bound():
     row = compare_jobs(embedded, BATSIM)
     assert row["jobs_off"] == 1 and row["worst_job"] == "w0!2"
     assert row["worst_deviation_s"] == pytest.approx(1.0) and row["worst_relative"] == pytest.approx(0.0005)
+
+
+def test_a_job_never_allocated_in_one_file_moves_no_other_decision(tmp_path):
+    """Read as numbers, the file with an empty allocation (a job rejected on
+    one engine only) gave every allocation as a float, "3.0" against the
+    other file's "3": a whole day of LEA counted 26,435 decisions differing
+    instead of 9,565."""
+    rejected = BATSIM.copy()
+    rejected.loc[2, ["allocated_resources", "starting_time", "finish_time"]] = [None, float("nan"), float("nan")]
+    for name, table in (("a", rejected), ("b", BATSIM)):
+        table.to_csv(tmp_path / f"{name}_jobs.csv", index=False)
+    row = compare_jobs(read_jobs(tmp_path / "a_jobs.csv"), read_jobs(tmp_path / "b_jobs.csv"))
+    assert row["decisions_differ"] == 1 and row["jobs_off"] == 0   # job 3 alone
 
 
 def test_other_resources_or_a_missing_job_are_decisions_not_timing():
