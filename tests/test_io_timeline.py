@@ -1,5 +1,6 @@
 """The storage throughput timeline against hand-computed rates."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,63 @@ def test_sampling_period_does_not_move_job_times(tmp_path):
                          options={"backfill_max": 1}, io_sample_period=period))
         texts.append(Path(f"{prefix}_jobs.csv").read_text())
     assert texts[0] == texts[1]
+
+
+SAMPLERS = '''
+import json
+
+import simgrid
+from batsim.batsim import BatsimScheduler
+from procset import ProcSet
+
+from batio.engine import iotimeline
+
+
+class Samplers(BatsimScheduler):
+    """Starts each job at once on the next host, and notes which actors sample the timeline."""
+
+    def onSimulationBegins(self):
+        self.next_host, noted = 0, set()
+        self.noted = noted
+        close = iotimeline.IoTimeline.close_window
+
+        def closing(timeline, now):
+            actor = simgrid.Actor.self()
+            noted.add(actor.name if actor is not None else "")
+            close(timeline, now)
+        iotimeline.IoTimeline.close_window = closing
+
+    def onJobSubmission(self, job):
+        job.allocation = ProcSet(self.next_host)
+        self.next_host += 1
+        self.bs.execute_jobs([job])
+
+    def onJobCompletion(self, job):
+        pass
+
+    def onSimulationEnds(self):
+        with open(self.options["probe"], "w") as probe:
+            json.dump(sorted(self.noted), probe)
+'''
+
+
+def test_only_the_server_samples(tmp_path, simulate_workload):
+    """Reading a transfer's progress is a SimGrid call, a hand-over to maestro.
+    Made in a job's actor before its JOB_COMPLETED, it put that message after
+    others of the same instant, where real Batsim has it first: the 2022-09-10
+    locality day under LEA parted from Batsim's at 137,543 s. Only the server,
+    about to wait for its next message, samples; the windows still close at
+    both transfers' starts and ends (the first test)."""
+    platform = tmp_path / "p.xml"
+    platform.write_text(PLATFORM)
+    scheduler = tmp_path / "samplers.py"
+    scheduler.write_text(SAMPLERS)
+    probe = tmp_path / "probe.json"
+    profiles = {"wa": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1e9},
+                "rb": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 5e8}}
+    jobs = [{"id": "A", "subtime": 0, "walltime": 100, "res": 1, "profile": "wa"},
+            {"id": "B", "subtime": 2, "walltime": 100, "res": 1, "profile": "rb"}]
+    run = simulate_workload(workload(jobs, profiles, 2), platform=platform, scheduler=scheduler,
+                            options={"probe": str(probe)})
+    assert run.jobs.loc["A", "finish_time"] == pytest.approx(15, abs=1e-6)
+    assert json.loads(probe.read_text()) == ["server"]

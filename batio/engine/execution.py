@@ -51,10 +51,7 @@ class JobExecution:
         self.delay_started = None
 
     # -- progress, for JOB_KILLED (Batsim's BatTask JSON) ---------------------------
-    def job_progress(self):
-        return self._progress_of(0, self.record.job.profile)
-
-    def _progress_of(self, depth, profile_name):
+    def _progress_of(self, depth, profile_name, ratio_left):
         profile = self.sim.profile(self.record.job.workload, profile_name)
         if profile["type"] == "composed":
             if depth >= len(self.progress):
@@ -62,12 +59,12 @@ class JobExecution:
             index = self.progress[depth]
             seq = profile["seq"]
             return {"profile_name": profile_name, "current_task_index": index,
-                    "current_task": self._progress_of(depth + 1, seq[index % len(seq)])}
+                    "current_task": self._progress_of(depth + 1, seq[index % len(seq)], ratio_left)}
         if profile["type"] == "delay" and self.delay_started is not None:
             return {"profile_name": profile_name,
                     "progress": as_batsim_writes((sg.Engine.clock - self.delay_started) / profile["delay"])}
         if self.ptask is not None:
-            return {"profile_name": profile_name, "progress": as_batsim_writes(1.0 - self.ptask.remaining_ratio)}
+            return {"profile_name": profile_name, "progress": as_batsim_writes(1.0 - ratio_left)}
         return {"profile_name": profile_name, "current_task_index": -1}
 
     # -- execution -----------------------------------------------------------
@@ -75,12 +72,17 @@ class JobExecution:
         return self._run_profile(self.record.job.profile, depth=0)
 
     def kill(self):
-        """Cancel the running ptask, if any; return False when none runs."""
+        """As Batsim's killer: the job's progress, then the running ptask
+        cancelled. Returns (progress, whether a ptask was cancelled). The
+        ptask's progress is read once, as Batsim reads it (``iotimeline``
+        says why no other SimGrid call may come before the cancel)."""
+        ratio_left = self.ptask.remaining_ratio if self.ptask is not None else None
+        progress = self._progress_of(0, self.record.job.profile, ratio_left)
         if self.ptask is None:
-            return False
-        self.sim.io.interrupted(self.ptask, sg.Engine.clock)
+            return progress, False
+        self.sim.io.interrupted(self.ptask, ratio_left)
         self.ptask.cancel()
-        return True
+        return progress, True
 
     def release(self):
         """End a ptask left running past the walltime.
@@ -89,7 +91,7 @@ class JobExecution:
         ptask runs on until the job actor ends, after its JOB_COMPLETED.
         """
         if self.timed_out is not None:
-            self.sim.io.interrupted(self.timed_out, sg.Engine.clock)
+            self.sim.io.interrupted(self.timed_out, self.timed_out.remaining_ratio)
             self.timed_out.cancel()
             self.timed_out = None
             _give_back(self.timed_out_locks)
@@ -136,7 +138,7 @@ class JobExecution:
         ptask = sg.this_actor.exec_init(hosts, flops, bytes_matrix)
         began = sg.Engine.clock
         self.ptask = ptask
-        self.sim.io.start(ptask, traffic, began)
+        self.sim.io.start(ptask, traffic)
         # The contention model (a platform property, beyond Batsim) resets the
         # storage links' bandwidth before this transfer joins them; without it
         # the path is Batsim's.
@@ -159,7 +161,7 @@ class JobExecution:
                 _give_back(locks)
                 self._clients_leave(clients)
         if code == 0:
-            self.sim.io.completed(ptask, sg.Engine.clock)
+            self.sim.io.completed(ptask)
         if not math.isinf(self.remaining):
             self.remaining -= sg.Engine.clock - began
         return code

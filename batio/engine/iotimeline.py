@@ -10,6 +10,20 @@ A transfer that ends between samples is accounted without reading SimGrid
 (what it had left is done). Sampling never adds simulation steps of its
 own: a timer would make SimGrid update every transfer more often, and its
 rounding would then move job times.
+
+Reading a transfer's progress is a SimGrid call, which hands the actor
+over to SimGrid's maestro and back. Batsim's actors make no such call, so
+an actor that read progress before posting a message or starting an
+activity would do so a scheduling round later than Batsim's, though at the
+same simulated time: messages of one instant would reach the server in
+another order, and be handed to the scheduler in other calls. So only the
+engine's server samples (``sample_if_due``), just before it waits for its
+next message: it has then decided everything of the message it handled,
+and the message it waits for is matched at the same simulated time
+whichever round it asks in. The server handles a message at every
+transfer's start (EXECUTE_JOB) and one message latency after every end
+(JOB_COMPLETED): the windows close there. ``start``, ``completed`` and
+``interrupted`` only account.
 """
 
 import csv
@@ -42,26 +56,23 @@ class IoTimeline:
                 self._pending[name][1] += done * write_bytes
             self._active[activity] = (traffic, ratio)
 
-    def start(self, activity, traffic, now):
+    def start(self, activity, traffic):
         """``traffic``: [(storage name, bytes read from it, bytes written to it)]."""
         if traffic:
-            self._sample_if_due(now)
             self._active[activity] = (traffic, 1.0)
 
-    def completed(self, activity, now):
+    def completed(self, activity):
         if activity in self._active:
-            self._sample_if_due(now)
             self._account(activity, 0.0)
             del self._active[activity]
 
-    def interrupted(self, activity, now):
-        """Before a transfer is cancelled (walltime, kill): keep what it did."""
+    def interrupted(self, activity, ratio):
+        """A transfer cancelled (walltime, kill) with ``ratio`` of it left: keep what it did."""
         if activity in self._active:
-            self._sample_if_due(now)
-            self._account(activity, activity.remaining_ratio)
+            self._account(activity, ratio)
             del self._active[activity]
 
-    def _sample_if_due(self, now):
+    def sample_if_due(self, now):
         if now - self._window_start >= self.period:
             self.close_window(now)
 

@@ -210,6 +210,7 @@ class Simulation:
             "KILLING_DONE": self._on_killing_done,
         }
         while not self.end_acknowledged:
+            self.io.sample_if_due(self.now())   # where its SimGrid calls change no order (iotimeline)
             kind, payload = sg.Mailbox.by_name(SERVER_MAILBOX).get()
             handlers[kind](payload)
             if self.sched_ready and not self.end_acknowledged and self.mailbox_empty():
@@ -297,8 +298,8 @@ class Simulation:
             record = self.records[job_id]
             if record.state != "RUNNING":
                 continue
-            progress[job_id] = record.execution.job_progress()
-            if not record.execution.kill():
+            progress[job_id], cancelled = record.execution.kill()
+            if not cancelled:
                 # No ptask to cancel (a delay): end the actor; Batsim leaves
                 # the return code at its initial -1 in this case.
                 record.actor.kill()
