@@ -42,6 +42,7 @@ import hashlib
 import json
 from pathlib import Path
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -50,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from batio.engine.run import RunSpec, simulate
+from batio.errors import exits_on_error
 from batio.parity import compare_jobs, read_jobs
 from batio.real_batsim import run_with_batsim_binary
 from batio.schedulers.locality import locality
@@ -123,6 +125,7 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+@exits_on_error
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", default="fcfs,fcfs-bf,lea,lea-bf")
@@ -143,6 +146,8 @@ def main(argv=None):
         raise SystemExit(f"--options: expected a JSON object, got {args.options!r}")
     if args.authors_model:
         extra_options = {**locality.AUTHORS_MODEL, **extra_options}
+    if args.engine == "batsim" and shutil.which("batsim") is None:
+        raise SystemExit("--engine batsim: no `batsim` binary on PATH (Batsim 4.2.1)")
     args.out.mkdir(parents=True, exist_ok=True)
     if args.one:
         print(json.dumps(run_one(args.one, args.workload, args.out, extra_options, args.engine)))
@@ -162,7 +167,7 @@ def main(argv=None):
                                 "--options", json.dumps(extra_options), "--out", str(args.out),
                                 "--engine", args.engine], capture_output=True, text=True)
         if child.returncode:
-            sys.stderr.write(child.stderr)
+            sys.stderr.write(child.stderr)   # the child's one line for a BatioError, else its traceback
             raise SystemExit(f"variant {variant} failed")
         results.append(json.loads(child.stdout.strip().splitlines()[-1]))
         if args.against:
