@@ -1,11 +1,12 @@
 """Aggregate storage throughput over time, measured in the simulation.
 
-Batsim has no such output, but every I/O paper plots it. When a transfer
-starts or ends and at least one period (1 s by default) has passed since
-the last sample, the progress of every running transfer is read, and what
-the storage hosts moved since is written as one row: the exact average
-read and write throughput over that window (spread evenly over it, which
-is exact as long as no other job's phase changed the rates inside it).
+Batsim has no such output, but every I/O paper plots it. When at least one
+period (1 s by default) has passed since the last sample, the next sample
+(below: where the server handles a message) reads the progress of every
+running transfer, and what the storage hosts moved since is written as
+one row: the exact average read and write throughput over that window
+(spread evenly over it, which is exact as long as no other job's phase
+changed the rates inside it).
 A transfer that ends between samples is accounted without reading SimGrid
 (what it had left is done). Sampling never adds simulation steps of its
 own: a timer would make SimGrid update every transfer more often, and its
