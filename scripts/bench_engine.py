@@ -10,7 +10,13 @@ the same pybatsim scheduler; the last column is the wall-time ratio to real
 Batsim, measured in this one run. Goals (issue 16): in-process >= 1,000
 delay jobs/s and a ratio <= 1.0.
 
-    .venv/bin/python scripts/bench_engine.py [--delay-jobs 10000] [--pfs-jobs 2000] [--no-batsim]
+    .venv/bin/python scripts/bench_engine.py [--delay-jobs 10000] [--delay 60] [--pfs-jobs 2000] [--no-batsim]
+
+A delay job arrives every 0.05 s, so ``--delay`` sets how many run at once
+(delay / 0.05; 1,200 by default). SimGrid's model updates every running
+job's action at each step, in Batsim as here, so its share grows with that
+number (docs/performance.md, "What SimGrid's model costs"). A count of 0
+skips a case.
 """
 
 import argparse
@@ -42,9 +48,14 @@ def run(engine, spec):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--delay-jobs", type=int, default=10000)
+    parser.add_argument("--delay", type=float, default=60.0, help="seconds each delay job runs (default 60)")
     parser.add_argument("--pfs-jobs", type=int, default=2000)
     parser.add_argument("--no-batsim", action="store_true", help="skip real Batsim even if it is on PATH")
     args = parser.parse_args()
+    if args.delay_jobs < 0 or args.pfs_jobs < 0 or not args.delay_jobs + args.pfs_jobs:
+        parser.error("--delay-jobs and --pfs-jobs are counts >= 0, and at least one must be > 0")
+    if not 0 < args.delay < float("inf"):
+        parser.error(f"--delay is a number of seconds > 0, got {args.delay}")
     engines = ["inprocess", "socket"] + ([] if args.no_batsim or not shutil.which("batsim") else ["batsim"])
     # Which SimGrid the embedded engine loads decides its speed (docs/performance.md):
     # Debian's thread contexts, or a build whose Python actors run on raw contexts.
@@ -53,8 +64,9 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         (folder / "platform.xml").write_text(platform_xml(NB_HOSTS))
-        cases = {f"{args.delay_jobs} delay jobs": delay_workload(args.delay_jobs),
-                 f"{args.pfs_jobs} pfs jobs": pfs_workload(args.pfs_jobs)}
+        cases = {name: work for name, work, count in (
+            (f"{args.delay_jobs} delay jobs", delay_workload(args.delay_jobs, delay=args.delay), args.delay_jobs),
+            (f"{args.pfs_jobs} pfs jobs", pfs_workload(args.pfs_jobs), args.pfs_jobs)) if count > 0}
         for index, (name, work) in enumerate(cases.items()):
             path = folder / f"{index}.json"
             path.write_text(json.dumps(work))
