@@ -15,6 +15,7 @@ display, so figures can be drawn from any thread or worker.
 from pathlib import Path
 
 from matplotlib import colormaps
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 import numpy as np
@@ -60,6 +61,29 @@ def _nb_compute(prefix, jobs):
                     for first, count in host_intervals(allocation)), default=1)
 
 
+def draw_allocation(axes, ran, label_jobs=False, min_labelled=0.0):
+    """Each job of ``ran`` (rows of ``_jobs.csv``) as one rectangle per interval
+    of its hosts, in one collection: a call per rectangle (``broken_barh``)
+    rescales the axes over every rectangle drawn so far, which took tens of
+    minutes for a trace day's 29,000 jobs. Returns the collection."""
+    colours = colormaps["tab20"]
+    corners, faces, edges, widths = [], [], [], []
+    for number, job in enumerate(ran.itertuples(index=False)):
+        failed = job.final_state != "COMPLETED_SUCCESSFULLY"
+        start, end = job.starting_time, job.starting_time + job.execution_time
+        for first, count in host_intervals(job.allocated_resources):
+            corners.append([(start, first), (start, first + count), (end, first + count), (end, first)])
+            faces.append(colours(number % 20))
+            edges.append("red" if failed else "black")
+            widths.append(1.2 if failed else 0.3)
+            if label_jobs and job.execution_time > min_labelled:
+                axes.text(start + job.execution_time / 2, first + count / 2, str(job.job_id),
+                          ha="center", va="center", fontsize=6, clip_on=True)
+    rectangles = PolyCollection(corners, facecolors=faces, edgecolors=edges, linewidths=widths)
+    axes.add_collection(rectangles)
+    return rectangles
+
+
 def allocation_and_throughput(prefix, path, title, time_limit=None):
     """The Gantt chart of compute hosts above the storage throughput of one run."""
     jobs = metrics.read_jobs(prefix)
@@ -68,17 +92,7 @@ def allocation_and_throughput(prefix, path, title, time_limit=None):
     end = time_limit or float(ran["finish_time"].max() if len(ran) else 1.0)
     figure = Figure(figsize=(10, 6.5), layout="constrained")
     hosts, storage = figure.subplots(2, 1, sharex=True, height_ratios=[3, 1.2])
-    colours = colormaps["tab20"]
-    label_jobs = len(ran) <= 80  # beyond that, labels are unreadable
-    for number, job in enumerate(ran.itertuples(index=False)):
-        failed = job.final_state != "COMPLETED_SUCCESSFULLY"
-        for first, count in host_intervals(job.allocated_resources):
-            hosts.broken_barh([(job.starting_time, job.execution_time)], (first, count),
-                              facecolors=colours(number % 20), edgecolors="red" if failed else "black",
-                              linewidth=1.2 if failed else 0.3)
-            if label_jobs and job.execution_time > end / 40:
-                hosts.text(job.starting_time + job.execution_time / 2, first + count / 2, str(job.job_id),
-                           ha="center", va="center", fontsize=6, clip_on=True)
+    draw_allocation(hosts, ran, label_jobs=len(ran) <= 80, min_labelled=end / 40)  # beyond 80, labels are unreadable
     hosts.set_ylim(0, nb_compute)
     hosts.yaxis.set_major_locator(MaxNLocator(integer=True))  # host i is the band [i, i + 1)
     hosts.set_ylabel("compute host")
