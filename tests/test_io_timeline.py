@@ -120,7 +120,7 @@ def test_only_the_server_samples(tmp_path, simulate_workload):
     """Reading a transfer's progress is a SimGrid call, a hand-over to maestro.
     Made in a job's actor before its JOB_COMPLETED, it put that message after
     others of the same instant, where real Batsim has it first: the 2022-09-10
-    locality day under LEA parted from Batsim's at 137,543 s. Only the server,
+    locality day under LEA parted from Batsim's at 113,233 s. Only the server,
     about to wait for its next message, samples; the windows still close at
     both transfers' starts and ends (the first test)."""
     platform = tmp_path / "p.xml"
