@@ -64,9 +64,11 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         (folder / "platform.xml").write_text(platform_xml(NB_HOSTS))
-        cases = {name: work for name, work, count in (
-            (f"{args.delay_jobs} delay jobs", delay_workload(args.delay_jobs, delay=args.delay), args.delay_jobs),
-            (f"{args.pfs_jobs} pfs jobs", pfs_workload(args.pfs_jobs), args.pfs_jobs)) if count > 0}
+        cases = {}
+        if args.delay_jobs:
+            cases[f"{args.delay_jobs} delay jobs"] = delay_workload(args.delay_jobs, delay=args.delay)
+        if args.pfs_jobs:
+            cases[f"{args.pfs_jobs} pfs jobs"] = pfs_workload(args.pfs_jobs)
         for index, (name, work) in enumerate(cases.items()):
             path = folder / f"{index}.json"
             path.write_text(json.dumps(work))
