@@ -6,6 +6,11 @@ ablation of batio's physical choices (issue 14), from the two ablation sweeps.
     python scripts/locality_ablation.py out/sweeps/locality_ablation_restart \\
         out/sweeps/locality_ablation_replay --out scripts/results/locality
 
+The whole day's ablation (FCFS and LEA) is made the same way from
+``locality_ablation_day_restart.yaml`` and ``_replay.yaml`` with
+``--slice day`` (no recorded authors' runs by that name: no reproduction
+table, and the authors' simulator's column is left out).
+
 Run labels are VARIANT.MODEL (the sweeps' comments name the models). Writes,
 in --out:
 
@@ -34,7 +39,11 @@ from batio.tables import markdown_table
 ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "locality_authors"
 VARIANTS = ["fcfs", "fcfs-bf", "eft", "eft-bf", "lea", "lea-bf", "leo", "leo-bf", "lem", "lem-bf"]
-MODELS = ["authors", "link", "memory", "rounds", "paper", "replay", "batio"]
+# One of batio's choices added to the authors' model, then all of them, then
+# batio's model with one of the authors' choices put back (the sweeps'
+# comments define each).
+MODELS = ["authors", "link", "memory", "rounds", "paper", "replay", "batio",
+          "batio_fixed", "batio_in_use", "batio_authors_code", "batio_restart"]
 BANDWIDTH = 1e8   # platforms/memcluster486.xml: 0.1 GB/s per node
 
 log = logging.getLogger("locality_ablation")

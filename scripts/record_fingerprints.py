@@ -60,6 +60,8 @@ _SLICE = ("its only workload is a slice of the memcluster486 trace (../shared/da
 SKIPPED = {
     "locality_day.yaml": _WHOLE_DAY,
     "locality_authors_day.yaml": _WHOLE_DAY,
+    "locality_ablation_day_restart.yaml": _WHOLE_DAY,
+    "locality_ablation_day_replay.yaml": _WHOLE_DAY,
     "locality_ablation_morning.yaml": _SLICE.format(jobs=2420, seconds="~30", policies=10),
     "locality_ablation_replay.yaml": _SLICE.format(jobs=1667, seconds="~22", policies=20),
     "locality_ablation_restart.yaml": _SLICE.format(jobs=1667, seconds=22, policies=50),
