@@ -22,7 +22,10 @@ in --out:
 * ``ablation.md`` / ``ablation.csv``: per variant and model, the mean
   stretch over the evaluated jobs and the improvement over FCFS (FCFS-BF for
   the -BF variants) within the same model, above 1 better; the authors'
-  simulator's own first.
+  simulator's own first;
+* with ``--split-hours H``, ``ablation_split.md`` / ``.csv``: the same over
+  the evaluated jobs submitted in the first H hours of the evaluated
+  window, and over those after.
 """
 import argparse
 import logging
@@ -103,6 +106,32 @@ def ablation(runs, slice_name):
                  for variant in VARIANTS if f"{variant}.{model}" in runs}
         if found:
             stretch[model] = found
+    return improvements(stretch)
+
+
+def split_ablation(runs, hours):
+    """The ablation's mean stretch over the evaluated jobs submitted in the
+    first ``hours`` of the evaluated window, and over those after: where a
+    model's verdict is made. Models are named MODEL, first Hh / MODEL, after Hh."""
+    stretch = {}
+    for model in MODELS:
+        for part in ("first", "after"):
+            found = {}
+            for variant in VARIANTS:
+                if f"{variant}.{model}" not in runs:
+                    continue
+                table = runs[f"{variant}.{model}"][0]
+                evaluated = table[table["category"] == lm.EVALUATED]
+                early = evaluated["subtime"] < lm.evaluated_window(table)[0] + hours * 3600
+                found[variant] = float(evaluated[early if part == "first" else ~early]["stretch"].mean())
+            if found:
+                stretch[f"{model}, {part} {hours:g} h"] = found
+    return improvements(stretch)
+
+
+def improvements(stretch):
+    """{model: {variant: mean stretch}} as rows with each variant's
+    improvement over its baseline within the same model (above 1 better)."""
     rows = []
     for model, values in stretch.items():
         for variant, value in values.items():
@@ -112,12 +141,36 @@ def ablation(runs, slice_name):
     return pd.DataFrame(rows)
 
 
+def write_ablation(table, out, name):
+    """``name``.csv and ``name``.md (variants as rows, models as columns) in ``out``."""
+    table.to_csv(out / f"{name}.csv", index=False)
+    models = list(dict.fromkeys(table["model"]))
+    cells = table.set_index(["variant", "model"])
+    rows = []
+    for variant in VARIANTS:
+        row = [variant]
+        for model in models:
+            if (variant, model) in cells.index:
+                entry = cells.loc[(variant, model)]
+                improvement = "" if pd.isna(entry["improvement"]) else f" ({entry['improvement']:.3f})"
+                row.append(f"{entry['mean_stretch']:.3f}{improvement}")
+            else:
+                row.append("")
+        if any(row[1:]):
+            rows.append(row)
+    (out / f"{name}.md").write_text(markdown_table(["variant", *models], rows, align_right_from=1) + "\n")
+    print((out / f"{name}.md").read_text())
+
+
 @exits_on_error
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sweeps", nargs="+", help="the ablation sweeps' output folders")
     parser.add_argument("--slice", default="slice_12_2_1_1",
                         help="name of the recorded authors' runs in tests/data/locality_authors")
+    parser.add_argument("--split-hours", type=float, default=None,
+                        help="also ablation_split.md: the evaluated jobs submitted in the window's first "
+                             "SPLIT_HOURS hours, and those after")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
@@ -140,24 +193,9 @@ def main(argv=None):
             rows, align_right_from=1) + "\n")
         compared.to_csv(out / "reproduction.csv", index=False)
 
-    table = ablation(runs, args.slice)
-    table.to_csv(out / "ablation.csv", index=False)
-    models = list(dict.fromkeys(table["model"]))
-    cells = table.set_index(["variant", "model"])
-    rows = []
-    for variant in VARIANTS:
-        row = [variant]
-        for model in models:
-            if (variant, model) in cells.index:
-                entry = cells.loc[(variant, model)]
-                improvement = "" if pd.isna(entry["improvement"]) else f" ({entry['improvement']:.3f})"
-                row.append(f"{entry['mean_stretch']:.3f}{improvement}")
-            else:
-                row.append("")
-        if any(row[1:]):
-            rows.append(row)
-    (out / "ablation.md").write_text(markdown_table(["variant", *models], rows, align_right_from=1) + "\n")
-    print((out / "ablation.md").read_text())
+    write_ablation(ablation(runs, args.slice), out, "ablation")
+    if args.split_hours is not None:
+        write_ablation(split_ablation(runs, args.split_hours), out, "ablation_split")
 
 
 if __name__ == "__main__":
