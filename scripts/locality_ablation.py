@@ -42,11 +42,11 @@ from batio.tables import markdown_table
 ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "locality_authors"
 VARIANTS = ["fcfs", "fcfs-bf", "eft", "eft-bf", "lea", "lea-bf", "leo", "leo-bf", "lem", "lem-bf"]
-# One of batio's choices added to the authors' model, then all of them, then
-# batio's model with one of the authors' choices put back (the sweeps'
-# comments define each).
-MODELS = ["authors", "link", "memory", "rounds", "paper", "replay", "batio",
-          "batio_fixed", "batio_in_use", "batio_authors_code", "batio_restart"]
+# One of batio's choices added to the authors' model, replay with one more,
+# then all of them, then batio's model with one of the authors' choices put
+# back (the sweeps' comments define each).
+MODELS = ["authors", "link", "memory", "rounds", "paper", "replay", "replay_link", "replay_memory",
+          "replay_paper", "batio", "batio_fixed", "batio_in_use", "batio_authors_code", "batio_restart"]
 BANDWIDTH = 1e8   # platforms/memcluster486.xml: 0.1 GB/s per node
 
 log = logging.getLogger("locality_ablation")
