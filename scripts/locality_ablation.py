@@ -112,7 +112,8 @@ def ablation(runs, slice_name):
 def split_ablation(runs, hours):
     """The ablation's mean stretch over the evaluated jobs submitted in the
     first ``hours`` of the evaluated window, and over those after: where a
-    model's verdict is made. Models are named MODEL, first Hh / MODEL, after Hh."""
+    model's verdict is made. Its models are named "MODEL, first H h" and
+    "MODEL, after H h"."""
     stretch = {}
     for model in MODELS:
         for part in ("first", "after"):
@@ -173,6 +174,8 @@ def main(argv=None):
                              "SPLIT_HOURS hours, and those after")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    if args.split_hours is not None and not 0 < args.split_hours < float("inf"):
+        parser.error(f"--split-hours: expected a positive number of hours, got {args.split_hours:g}")
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     runs = finished_runs(args.sweeps)
     if not runs:
