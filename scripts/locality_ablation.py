@@ -116,17 +116,18 @@ def split_ablation(runs, hours):
     "MODEL, after H h"."""
     stretch = {}
     for model in MODELS:
-        for part in ("first", "after"):
-            found = {}
-            for variant in VARIANTS:
-                if f"{variant}.{model}" not in runs:
-                    continue
-                table = runs[f"{variant}.{model}"][0]
-                evaluated = table[table["category"] == lm.EVALUATED]
-                early = evaluated["subtime"] < lm.evaluated_window(table)[0] + hours * 3600
-                found[variant] = float(evaluated[early if part == "first" else ~early]["stretch"].mean())
-            if found:
-                stretch[f"{model}, {part} {hours:g} h"] = found
+        first, after = {}, {}
+        for variant in VARIANTS:
+            if f"{variant}.{model}" not in runs:
+                continue
+            table = runs[f"{variant}.{model}"][0]
+            evaluated = table[table["category"] == lm.EVALUATED]
+            early = evaluated["subtime"] < lm.evaluated_window(table)[0] + hours * 3600
+            first[variant] = float(evaluated[early]["stretch"].mean())
+            after[variant] = float(evaluated[~early]["stretch"].mean())
+        if first:
+            stretch[f"{model}, first {hours:g} h"] = first
+            stretch[f"{model}, after {hours:g} h"] = after
     return improvements(stretch)
 
 
