@@ -696,13 +696,20 @@ def _insert_hole(holes: list[tuple[float, int]], entry: tuple[float, int]) -> No
 
 
 def _stacked(rows: list[np.ndarray], width: int, fill) -> np.ndarray:
-    """``rows`` one under the other, each filled up to ``width``."""
-    if all(len(row) == width for row in rows):   # the common case: one call instead of one per row
+    """``rows`` (arrays whose last axis may be shorter than ``width``) one
+    under the other, each filled up to ``width`` with ``fill`` (a value, or
+    one per row of a 2-D row)."""
+    if all(row.shape[-1] == width for row in rows):   # the common case: one call instead of one per row
         return np.stack(rows)
-    stacked = np.full((len(rows), width), fill, dtype=rows[0].dtype)
+    stacked = np.empty((len(rows), *rows[0].shape[:-1], width), dtype=rows[0].dtype)
+    stacked[...] = fill
     for index, row in enumerate(rows):
-        stacked[index, :len(row)] = row
+        stacked[index, ..., :row.shape[-1]] = row
     return stacked
+
+
+SLOT_FILLS = np.array([[fill] for _, fill in Slots.FIELDS], dtype=float)
+"""``Slots.FIELDS``' fills as a column, for a block of a node's fields (``FilePlan.row``)."""
 
 
 def _first_windows(times: np.ndarray, free: np.ndarray, cores: int, walltime: float) -> np.ndarray:
@@ -778,19 +785,21 @@ class FilePlan:
         planned = slots.file[node].tolist()
         new = [(file_id, column) for column, file_id in enumerate(planned)
                if file_id >= 0 and (column >= len(real) or real[column] < 0)]
-        return ([getattr(slots, name)[node].copy() for name, _ in slots.FIELDS], float(slots.row_bytes[node]),
-                slots.top[node], new, list(self.starts.get(node, [])))
+        # The fields as one block, file ids as floats (exact): put_rows stacks the nodes' blocks in one call.
+        block = np.array([getattr(slots, name)[node] for name, _ in slots.FIELDS], dtype=float)
+        return block, float(slots.row_bytes[node]), slots.top[node], new, list(self.starts.get(node, []))
 
     def put_rows(self, nodes: list[int], rows: list[tuple]) -> None:
         """Take back ``rows`` of these nodes, made on the same real copies."""
         slots = self.slots
-        width = max(len(row[0][0]) for row in rows)
+        width = max(row[0].shape[1] for row in rows)
         while slots.file.shape[1] < width:
             slots.grow()
+        blocks = _stacked([row[0] for row in rows], width, SLOT_FILLS)
         for index, (name, fill) in enumerate(slots.FIELDS):
             array = getattr(slots, name)
-            array[nodes] = fill
-            array[nodes, :width] = _stacked([row[0][index] for row in rows], width, fill)
+            array[nodes, width:] = fill
+            array[nodes, :width] = blocks[:, index]
         slots.row_bytes[nodes] = [row[1] for row in rows]
         for node, (_, _, top, new, starts) in zip(nodes, rows):
             slots.top[node] = max(slots.top[node], top)
