@@ -135,6 +135,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 import functools
 import heapq
+import itertools
 import json
 import math
 import operator
@@ -148,8 +149,10 @@ from batio.errors import InputError, SchedulerError
 from batio.options import Option
 from batio.reservation import Slot
 from batio.schedulers.backfill import QueueScheduler, backfill, job_id_key, time_limit
+from batio.schedulers.locality import alike_runs
 from batio.schedulers.locality.nodememory import (
     AuthorsHoles,
+    CoreAvailability,
     CoreLedger,
     FilePlan,
     HoleGate,
@@ -177,12 +180,15 @@ class UserJob:
     history_node: int | None    # node index a category -2 job is pinned to, None once free
     history_start: float | None = None   # category -2 jobs: when history started them
     id: str = field(init=False, repr=False, compare=False)   # the job's, read often
+    kind: tuple = field(init=False, repr=False, compare=False)
+    """Cores, walltime, file and size: alike jobs (a run) share it."""
     queue_key: tuple = field(init=False, repr=False, compare=False)
     """Submission order; category -2 jobs (already running) first, in order
     of history start. Kept: ``WaitingQueue`` orders the jobs by it."""
 
     def __post_init__(self):
         self.id = self.job.id
+        self.kind = (self.cores, self.walltime, self.file, self.size)
         if self.history_start is not None:
             self.queue_key = (False, self.history_start, job_id_key(self.id))
         else:
@@ -430,6 +436,9 @@ class Locality(QueueScheduler):
                                help="the authors' simulator's arithmetic and its deviations from the paper's "
                                     "text: whole-second loads and scores, LEO's sticky switch, case 3's "
                                     "overhead counted from now, one round for all that happens in a second"),
+        "compiled_runs": Option(bool, True,
+                                help="plan runs of alike jobs in compiled code (alike_runs.py); false plans "
+                                     "every job in Python, the same decisions"),
     }
 
     def __init__(self, options: Mapping | None = None):
@@ -447,6 +456,7 @@ class Locality(QueueScheduler):
         self.file_retention = settings["file_retention"]
         self.history_pinning = settings["history_pinning"]
         self.authors_code = settings["authors_code"]
+        self.compiled_runs = settings["compiled_runs"]
         self.pinned: list[UserJob] = []   # queued jobs pinned until the first completion
         self.last_round = -math.inf
         self.round_call: float | None = None   # CALL_ME_LATER asked for a postponed round
@@ -731,8 +741,8 @@ class Locality(QueueScheduler):
         (BackfillMax unbounded) on the round's ``Placement``. Returns the
         number of jobs examined, and the jobs to start now with their
         (node, core ids)."""
-        walk = QueueWalk(plan, authors_stop=self.authors_code)
         placement = Placement(self, plan, now)
+        walk = QueueWalk(plan, authors_stop=self.authors_code, runs=placement.run_planner())
         rounds, pinned_planned = [], 0
         if walk.pinned and not self.authors_code:
             pinned_planned = self.plan_pinned(plan, placement, walk.queue[:walk.pinned], now, rounds)
@@ -752,6 +762,7 @@ class Locality(QueueScheduler):
                                    on_start=holes.mark_busy, first_fit=True))
             plan.cores.holes_only = False
             placement.placed.update(holes.placed)
+            placement.started += holes.started
             examined = planned_to = len(walk.queue)
         if walk.cut:
             plan.cut_walk = walk
@@ -760,7 +771,7 @@ class Locality(QueueScheduler):
                 node, core_ids = placement.placed[job.id]
                 plan.later[job.id] = (job, node, slot.start, core_ids)
         plan.pending = walk.queue[planned_to:]
-        return examined, [(job, placement.placed[job.id]) for result in rounds for job, _ in result.started]
+        return examined, [(job, placement.placed[job.id]) for job in placement.started]
 
     def plan_pinned(self, plan: Plan, placement: Placement, pinned: list[UserJob], now: float,
                     rounds: list) -> int:
@@ -787,8 +798,9 @@ class Locality(QueueScheduler):
         assert walk is not None
         examined_before, now = walk.index, plan.cores.now
         placement = Placement(self, plan, now)
-        result = backfill(placement, walk.rest(), now, math.inf, L=_walltime, r=_itself)
-        assert not result.started, "a walk is cut only where no job left can start now"
+        walk.runs = placement.run_planner()
+        backfill(placement, walk.rest(), now, math.inf, L=_walltime, r=_itself, on_start=placement.mark_busy)
+        assert not placement.started, "a walk is cut only where no job left can start now"
         plan.files.thaw()
         plan.pending = walk.queue[walk.index:]
         return walk.index - examined_before
@@ -975,8 +987,11 @@ class QueueWalk:
     completion, most rounds', never plans them.
     """
 
-    def __init__(self, plan: Plan, authors_stop: bool):
+    def __init__(self, plan: Plan, authors_stop: bool, runs: Callable[[list[UserJob], int, int, bool], int] | None):
         self.plan, self.queue, self.authors_stop = plan, plan.pending, authors_stop
+        # Plans a run of alike jobs from an index, within a number of jobs
+        # (``Placement.plan_run``); they never reach ``backfill``.
+        self.runs = runs
         self.index = 0
         self.cut = False
         # The leading category -2 jobs are always planned.
@@ -1020,6 +1035,13 @@ class QueueWalk:
                 if not cores.any_free_now():
                     self.cut = True
                     return
+            if self.runs is not None:
+                stop_at_checks = cut and self.index >= self.pinned
+                limit = min(self.last + 1, check if stop_at_checks else math.inf) - self.index
+                planned = self.runs(queue, self.index, limit, stop_at_checks)
+                if planned:
+                    self.index += planned
+                    continue   # the walk's tests again, as after each job
             self.index += 1
             yield queue[self.index - 1]
 
@@ -1043,6 +1065,7 @@ class Placement:
         self.node: int | None = None   # the last job's node: its scores changed
         self.t_prime = math.inf
         self.placed: dict[str, tuple[int, list | None]] = {}
+        self.started: list[UserJob] = []   # in the order they start
 
     def earliest_start(self, nb_hosts: int, duration: float, job: UserJob, after: float,
                        latest: float | None = None) -> Slot | None:
@@ -1089,6 +1112,83 @@ class Placement:
     def mark_busy(self, job: UserJob, hosts: ProcSet) -> None:
         """``backfill``'s ``on_start``: LEM's load counts the node at once."""
         self.plan.mark_busy(self.placed[job.id][0])
+        self.started.append(job)
+
+    def run_planner(self) -> Callable[[list[UserJob], int, int, bool], int] | None:
+        """``plan_run`` where ``alike_runs`` covers the round's plan, else None."""
+        scheduler = self.scheduler
+        if (scheduler.compiled_runs and not scheduler.authors_code and not self.second_phase
+                and type(self.plan.cores) is CoreAvailability):
+            return self.plan_run
+        return None
+
+    def plan_run(self, queue: list[UserJob], index: int, limit: int, stop_when_none_free: bool) -> int:
+        """Plan the jobs from ``index`` on (at most ``limit``) alike to the
+        job just scored, as ``backfill`` would one by one on this placement,
+        in compiled code (``alike_runs.plan_run``); returns how many (0 if
+        the next job is not such a run: ``backfill`` takes it)."""
+        scores, plan = self.scores, self.plan
+        job = queue[index]
+        policy = self.scheduler.policy_now(plan)
+        # alike_runs' eviction times need a walltime; a pinned job is placed unscored.
+        if job.history_node is not None or policy not in alike_runs.POLICY_CODES or not job.walltime > 0:
+            return 0
+        end, stop, kind = index, index + limit, job.kind
+        while end < stop and queue[end].kind == kind and queue[end].history_node is None:
+            end += 1
+        fresh = scores is None or not scores.alike(job, policy)
+        if fresh:
+            scores = self.scores = NodeScores(self.scheduler, plan, job, self.now, policy, compiled=True)
+            self.node = None
+        files = plan.files
+        has_files = isinstance(files, FilePlan)
+        fid = files.memory.file_id(job.file) if has_files else -1
+        count = end - index
+        out_node, out_new_column = np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64)
+        out_t_k, out_t_prime = np.empty(count), np.empty(count)
+        if has_files:
+            slots = files.slots
+            col_of = np.full(len(plan.busy), -1, dtype=np.int64)
+            columns = {**files.holders.get(fid, {}), **files.new_holders.get(fid, {})}   # FilePlan._slot's
+            col_of[list(columns)] = list(columns.values())
+            top = np.array(slots.top, dtype=np.int64)
+            slot_arrays = (slots.file, slots.size, slots.load_start, slots.ready, slots.last_use, slots.evict_at,
+                           top, slots.row_bytes, files.row_bytes_max, col_of)
+            retain_cached, memory_bytes, bandwidth = files.retain_cached, files.memory_bytes, files.bandwidth
+            load_seconds = files.load_time(job.size)
+        else:
+            slot_arrays, retain_cached, memory_bytes, bandwidth, load_seconds = _NO_SLOTS, False, 1.0, 1.0, 0.0
+        pending = -1 if self.node is None else self.node
+        planned, pending, free_now, busy_count, row_bytes_max = alike_runs.plan_run(
+            count, job.cores, job.walltime, job.size, load_seconds, fid, self.now, stop_when_none_free,
+            alike_runs.POLICY_CODES[policy], self.scheduler.policy == "lem", self.scheduler.busy_threshold,
+            scores.W, scores.eviction_weight, scores.penalised,
+            plan.cores.avail, plan.cores.free_now, plan.busy, plan.busy_count,
+            has_files, retain_cached, memory_bytes, bandwidth, *slot_arrays,
+            fresh, scores.t_k, scores.t_prime, scores.base, scores.EvictionPenalty, scores.known, scores.scores,
+            pending,
+            out_node, out_t_k, out_t_prime, out_new_column)
+        plan.cores.free_now, plan.busy_count = free_now, busy_count
+        scores.adopt_compiled_run(planned)
+        self.node = None if pending < 0 else pending
+        jobs, nodes, t_ks = queue[index:index + planned], out_node[:planned].tolist(), out_t_k[:planned].tolist()
+        if has_files:
+            files.row_bytes_max = row_bytes_max
+            for planned_index in np.flatnonzero(out_new_column[:planned] >= 0).tolist():
+                node, column = nodes[planned_index], int(out_new_column[planned_index])
+                files.new_slots[(node, fid)] = column
+                files.new_holders.setdefault(fid, {})[node] = column
+                files.holder_arrays.pop(fid, None)
+                slots.top[node] = int(top[node])
+            if retain_cached:   # FilePlan.record's planned starts, sorted once per node
+                for node, entries in itertools.groupby(sorted(zip(nodes, t_ks)), key=operator.itemgetter(0)):
+                    if node >= 0:
+                        starts = files.starts.setdefault(node, [])
+                        starts += [(t_k, fid) for _, t_k in entries]
+                        starts.sort()
+        self.placed.update((job.id, (node, None)) for job, node in zip(jobs, nodes) if node >= 0)
+        self.started += [job for job, t_k in zip(jobs, t_ks) if t_k == self.now]   # a job not planned has t_k inf
+        return planned
 
 
 class NodeScores:
@@ -1117,13 +1217,23 @@ class NodeScores:
     ``rescore`` the other nodes are only looked at again when it has.
     """
 
-    def __init__(self, scheduler: Locality, plan: Plan, job: UserJob, now: float, policy: str):
+    def __init__(self, scheduler: Locality, plan: Plan, job: UserJob, now: float, policy: str,
+                 compiled: bool = False):
+        """``compiled``: the arrays are left for ``alike_runs.plan_run`` to fill."""
         self.plan, self.job, self.now, self.policy = plan, job, now, policy
         self.W, self.eviction_weight = scheduler.W, scheduler.eviction_weight
         self.authors_code = scheduler.authors_code
         self.penalised = policy in ("lea", "leo") and self.eviction_weight > 0
         nb_nodes = len(plan.busy)
         self.every_node = np.arange(nb_nodes)
+        self.rescores = 0
+        self.ranked: list[tuple[float, int]] | None = None
+        self.base_ranked: list[tuple[float, int]] | None = None
+        if compiled:
+            self.t_k, self.t_prime, self.base, self.EvictionPenalty, self.scores = np.empty((5, nb_nodes))
+            self.known = np.empty(nb_nodes, dtype=bool)
+            self.switch = nb_nodes   # LEO's, outside the authors' code
+            return
         self.t_k = plan.cores.earliest(job.cores, job.walltime)                         # line 3 (3')
         self.t_prime = plan.files.availability(job.file, job.size, self.t_k)           # line 4
         self.switch = self.first_start_now()
@@ -1138,14 +1248,18 @@ class NodeScores:
         # A burst's rescores change one node at a time: past its first
         # HEAP_AFTER jobs, the smallest score and base are read off heaps of
         # (value, node), stale entries skipped (None: argmin and min).
-        self.rescores = 0
-        self.ranked: list[tuple[float, int]] | None = None
-        self.base_ranked: list[tuple[float, int]] | None = None
+
+    def adopt_compiled_run(self, planned: int) -> None:
+        """``alike_runs.plan_run`` changed the arrays in place and knows
+        EvictionPenalty on every node that can use it: no bound is left to
+        widen, and the heaps are stale."""
+        self.rescores += planned
+        self.reach = math.inf
+        self.base_min = float(self.base.min())
+        self.ranked = self.base_ranked = None
 
     def alike(self, job: UserJob, policy: str) -> bool:
-        mine = self.job
-        return (policy == self.policy and job.cores == mine.cores and job.walltime == mine.walltime
-                and job.file == mine.file and job.size == mine.size)
+        return policy == self.policy and job.kind == self.job.kind
 
     def score_without_penalty(self, nodes: np.ndarray) -> np.ndarray:
         t_k, t_prime = self.t_k[nodes], self.t_prime[nodes]
@@ -1331,6 +1445,11 @@ class NodeScores:
     def floored(self, score: float) -> float:
         """``score``'s rounding on one value."""
         return float(math.floor(score)) if self.authors_code and score < math.inf else score
+
+
+_NO_SLOTS = (np.full((0, 0), -1, dtype=np.int64), *(np.empty((0, 0)) for _ in range(5)), np.empty(0, dtype=np.int64),
+             np.empty(0), 0.0, np.empty(0, dtype=np.int64))
+"""``alike_runs.plan_run``'s file arrays for a plan without files (FCFS)."""
 
 
 def _ranked(values: np.ndarray) -> list[tuple[float, int]]:

@@ -1,0 +1,230 @@
+"""Runs of alike jobs planned in compiled code (paper 004, Algorithms 1-5,
+lines 2-9, for consecutive jobs with the same cores, walltime and file).
+
+Why. On the 2022-09-10 day a round plans about 240 queued jobs, and 97 % of
+them come in runs of one user's alike jobs (``scripts/results/locality.md``,
+"Cost"). Planning an alike job changes one node's cores and files only, so
+the next job of the run is scored again on that node only
+(``locality.NodeScores.rescore``). In Python that is a core reserve, a file
+record and a rescore per job, about 45 µs; compiled, the same arithmetic on
+the same arrays takes a few µs.
+
+What. ``plan_run`` plans up to ``count`` jobs of a run, each at the smallest
+score over the nodes (ties: the first node), as ``locality.Placement``
+plans them with ``backfill``: with ``fresh``, the first job is scored on
+every node (``NodeScores``' lines 3-8), else the run goes on from the job
+``pending`` was planned for; then, per job, an argmin,
+``CoreAvailability.reserve``, ``FilePlan.record`` and the rescore of its
+node (``NodeScores.rescore_one``). It covers plans without backfilling
+(``CoreAvailability``) under the paper's text (not ``authors_code``) and
+the policies FCFS (no files), EFT, LEA and LEO; LEM is one of EFT and LEA,
+and the run stops when LEM's choice would change. EvictionPenalty is
+computed on every node that can use it, not only where it can win
+(``NodeScores``' bound): compiled, the bound costs more than it saves.
+Float operations are those of the Python path, in the same order, so the
+decisions are the same to the last bit (``tests/test_locality_alike_runs.py``).
+
+It stops before a job when:
+- the walk would cut there (``stop_when_none_free`` and no core free now);
+- LEM's choice of policy changes;
+- the job's node has no free column for its file (``Slots.grow`` is Python's).
+It returns how many jobs it planned, the node whose score is not brought up
+to date yet (-1 if none), and the counts it keeps (free cores now, busy
+nodes, the largest bytes of a node's row). Inputs are the round's own
+arrays, changed in place; ``col_of[node]`` is the column of the run's file
+on each node (-1 if none).
+
+``FilePlan.record`` sets a copy's eviction time to the first start of a job
+of another file planned on the node at or after the copy's last use. Here
+there is none, so it is infinite: without backfilling a job takes its
+node's earliest cores, so a job planned after others on a node starts no
+earlier than any of them, and its copy is used until at least its end,
+after its start (a walltime > 0, which ``Placement.plan_run`` checks). The
+Python path keeps ``FilePlan.starts`` for backfilled plans and for the jobs
+after the run.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+import numpy as np
+
+FCFS, EFT, LEA, LEO = 0, 1, 2, 3
+POLICY_CODES = {"fcfs": FCFS, "eft": EFT, "lea": LEA, "leo": LEO}
+
+
+@njit(cache=True)
+def _present(load_start, last_use, evict_at, x, retain_cached):
+    """``FilePlan._present`` on one copy."""
+    in_use = load_start <= x and x <= last_use
+    if not retain_cached:
+        return in_use
+    return in_use or (load_start <= x and x < evict_at)
+
+
+@njit(cache=True)
+def _unused(last_use, evict_at, x, now, retain_cached):
+    """``FilePlan._unused`` on one copy."""
+    if retain_cached:
+        return last_use <= x and x < evict_at
+    return now <= last_use and last_use <= x
+
+
+@njit(cache=True)
+def _eviction_penalty(node, t_k, fid, job_bytes, now, retain_cached, memory_bytes, bandwidth,
+                      slot_file, slot_size, slot_last_use, slot_evict_at, top):
+    """``FilePlan.eviction_penalty_on``."""
+    evictable = 0.0
+    for column in range(top[node]):
+        other = slot_file[node, column]
+        if other >= 0 and other != fid and _unused(slot_last_use[node, column], slot_evict_at[node, column], t_k,
+                                                    now, retain_cached):
+            evictable += slot_size[node, column]
+    return evictable * (job_bytes / memory_bytes) / bandwidth
+
+
+@njit(cache=True)
+def _t_prime(node, t_k, now, has_files, load_seconds, retain_cached, col_of, slot_load_start, slot_ready,
+             slot_last_use, slot_evict_at):
+    """``FilePlan.availability_on`` (``NoFiles``: t_k)."""
+    if not has_files:
+        return t_k
+    column = col_of[node]
+    if column >= 0 and _present(slot_load_start[node, column], slot_last_use[node, column],
+                                slot_evict_at[node, column], t_k, retain_cached):
+        return max(t_k, slot_ready[node, column])
+    return t_k + load_seconds
+
+
+@njit(cache=True)
+def _base(t_k, t_prime, now, policy_code, W):
+    """``NodeScores.base_on``: the score without EvictionPenalty; LEO scores
+    t'_k where the job starts now."""
+    if policy_code == FCFS:
+        return t_k
+    if policy_code == EFT or (policy_code == LEO and t_k == now):
+        return t_prime
+    return t_k + W * (t_prime - t_k if t_k < math.inf else 0.0)
+
+
+@njit(cache=True)
+def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_when_none_free,
+             policy_code, lem, busy_threshold, W, eviction_weight, penalised,
+             avail, free_now, busy, busy_count,
+             has_files, retain_cached, memory_bytes, bandwidth,
+             slot_file, slot_size, slot_load_start, slot_ready, slot_last_use, slot_evict_at, top, row_bytes,
+             row_bytes_max, col_of,
+             fresh, t_k, t_prime, base, penalty, known, scores, pending,
+             out_node, out_t_k, out_t_prime, out_new_column):
+    nb_nodes = avail.shape[0]
+    if fresh:   # NodeScores' lines 3-8 on every node for the run's first job
+        for node in range(nb_nodes):
+            tk = max(avail[node, cores - 1], now)
+            tp = _t_prime(node, tk, now, has_files, load_seconds, retain_cached, col_of, slot_load_start,
+                          slot_ready, slot_last_use, slot_evict_at)
+            t_k[node] = tk
+            t_prime[node] = tp
+            base[node] = _base(tk, tp, now, policy_code, W)
+            scores[node] = base[node]
+            known[node] = False
+            penalty[node] = 0.0
+    if penalised:   # every node that can use its EvictionPenalty gets it (NodeScores computes a few)
+        for node in range(nb_nodes):
+            eft_scored = policy_code == LEO and t_k[node] == now
+            if not known[node] and not eft_scored and t_k[node] < math.inf:
+                penalty[node] = _eviction_penalty(node, t_k[node], fid, job_bytes, now, retain_cached,
+                                                  memory_bytes, bandwidth, slot_file, slot_size, slot_last_use,
+                                                  slot_evict_at, top)
+                known[node] = True
+                scores[node] = base[node] + eviction_weight * penalty[node]
+    planned = 0
+    while planned < count:
+        if stop_when_none_free and free_now == 0:
+            break
+        if lem and (EFT if busy_count / nb_nodes < busy_threshold else LEA) != policy_code:
+            break
+        if pending >= 0:   # NodeScores.rescore on the node planned last
+            node = pending
+            pending = -1
+            tk = max(avail[node, cores - 1], now)
+            tp = _t_prime(node, tk, now, has_files, load_seconds, retain_cached, col_of, slot_load_start,
+                          slot_ready, slot_last_use, slot_evict_at)
+            t_k[node] = tk
+            t_prime[node] = tp
+            eft_scored = policy_code == LEO and tk == now
+            score = _base(tk, tp, now, policy_code, W)
+            base[node] = score
+            if penalised:
+                penalty[node] = 0.0
+                known[node] = False
+                if not eft_scored and tk < math.inf:
+                    penalty[node] = _eviction_penalty(node, tk, fid, job_bytes, now, retain_cached, memory_bytes,
+                                                      bandwidth, slot_file, slot_size, slot_last_use, slot_evict_at,
+                                                      top)
+                    known[node] = True
+                score = score + eviction_weight * (0.0 if eft_scored else penalty[node])
+            scores[node] = score
+        node = int(np.argmin(scores))
+        if scores[node] == math.inf:   # no window anywhere: the job is not planned (backfill skips it)
+            out_node[planned] = -1
+            out_t_k[planned] = math.inf
+            out_new_column[planned] = -1
+            planned += 1
+            continue
+        tk, tp = t_k[node], t_prime[node]
+        end = tk + walltime
+        column = -1
+        new_column = -1
+        if has_files:
+            column = col_of[node]
+            if column < 0:
+                for free in range(slot_file.shape[1]):
+                    if slot_file[node, free] == -1:
+                        new_column = free
+                        break
+                if new_column < 0:
+                    break   # the row must grow first: Python's
+        # CoreAvailability.reserve
+        row = avail[node]
+        was_free = row[0] <= now
+        row[:cores] = end
+        row.sort()
+        free_now += int(row[0] <= now) - int(was_free)
+        if tk == now and not busy[node]:   # backfill's on_start: Plan.mark_busy
+            busy[node] = True
+            busy_count += 1
+        if has_files:   # FilePlan.record
+            if column >= 0 and _present(slot_load_start[node, column], slot_last_use[node, column],
+                                        slot_evict_at[node, column], tk, retain_cached):
+                slot_last_use[node, column] = max(slot_last_use[node, column], end)
+            else:
+                if column < 0:
+                    column = new_column
+                    col_of[node] = column
+                    slot_file[node, column] = fid
+                    top[node] = max(top[node], column + 1)
+                before = row_bytes[node]
+                row_bytes[node] += job_bytes - slot_size[node, column]
+                if row_bytes[node] >= row_bytes_max:
+                    row_bytes_max = row_bytes[node]
+                elif before == row_bytes_max:
+                    row_bytes_max = row_bytes.max()
+                slot_size[node, column] = job_bytes
+                slot_load_start[node, column] = tk
+                slot_ready[node, column] = tp
+                slot_last_use[node, column] = end
+            if retain_cached:
+                for other in range(top[node]):
+                    other_file = slot_file[node, other]
+                    if other_file >= 0 and other_file != fid and slot_last_use[node, other] <= tk \
+                            and tk < slot_evict_at[node, other]:
+                        slot_evict_at[node, other] = tk
+                slot_evict_at[node, column] = math.inf   # no later start of another file: see the module docstring
+        out_node[planned] = node
+        out_t_k[planned] = tk
+        out_t_prime[planned] = tp
+        out_new_column[planned] = new_column
+        pending = node
+        planned += 1
+    return planned, pending, free_now, busy_count, row_bytes_max
