@@ -11,9 +11,8 @@ the same arrays takes a few µs.
 
 What. ``plan_run`` plans up to ``count`` jobs of a run, each at the smallest
 score over the nodes (ties: the first node), as ``locality.Placement``
-plans them with ``backfill``: with ``fresh``, the first job is scored on
-every node (``NodeScores``' lines 3-8), else the run goes on from the job
-``pending`` was planned for; then, per job, an argmin,
+plans them with ``backfill``: every node is scored first (``NodeScores``'
+lines 3-8, from the plan as it is), then, per job, an argmin,
 ``CoreAvailability.reserve``, ``FilePlan.record`` and the rescore of its
 node (``NodeScores.rescore_one``). It covers plans without backfilling
 (``CoreAvailability``) under the paper's text (not ``authors_code``) and
@@ -28,9 +27,9 @@ It stops before a job when:
 - the walk would cut there (``stop_when_none_free`` and no core free now);
 - LEM's choice of policy changes;
 - the job's node has no free column for its file (``Slots.grow`` is Python's).
-It returns how many jobs it planned, the node whose score is not brought up
-to date yet (-1 if none), and the counts it keeps (free cores now, busy
-nodes, the largest bytes of a node's row). Inputs are the round's own
+It returns how many jobs it planned (every score is then up to date), the
+counts it keeps (free cores now, busy nodes, the largest bytes of a node's
+row) and how many columns it gave the run's file (``out_new_column``). Inputs are the round's own
 arrays, changed in place; ``col_of[node]`` is the column of the run's file
 on each node (-1 if none).
 
@@ -72,105 +71,65 @@ def _unused(last_use, evict_at, x, now, retain_cached):
 
 
 @njit(cache=True)
-def _eviction_penalty(node, t_k, fid, job_bytes, now, retain_cached, memory_bytes, bandwidth,
-                      slot_file, slot_size, slot_last_use, slot_evict_at, top):
-    """``FilePlan.eviction_penalty_on``."""
-    evictable = 0.0
-    for column in range(top[node]):
-        other = slot_file[node, column]
-        if other >= 0 and other != fid and _unused(slot_last_use[node, column], slot_evict_at[node, column], t_k,
-                                                    now, retain_cached):
-            evictable += slot_size[node, column]
-    return evictable * (job_bytes / memory_bytes) / bandwidth
-
-
-@njit(cache=True)
-def _t_prime(node, t_k, now, has_files, load_seconds, retain_cached, col_of, slot_load_start, slot_ready,
-             slot_last_use, slot_evict_at):
-    """``FilePlan.availability_on`` (``NoFiles``: t_k)."""
-    if not has_files:
-        return t_k
-    column = col_of[node]
-    if column >= 0 and _present(slot_load_start[node, column], slot_last_use[node, column],
-                                slot_evict_at[node, column], t_k, retain_cached):
-        return max(t_k, slot_ready[node, column])
-    return t_k + load_seconds
-
-
-@njit(cache=True)
-def _base(t_k, t_prime, now, policy_code, W):
-    """``NodeScores.base_on``: the score without EvictionPenalty; LEO scores
-    t'_k where the job starts now."""
-    if policy_code == FCFS:
-        return t_k
-    if policy_code == EFT or (policy_code == LEO and t_k == now):
-        return t_prime
-    return t_k + W * (t_prime - t_k if t_k < math.inf else 0.0)
-
-
-@njit(cache=True)
 def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_when_none_free,
              policy_code, lem, busy_threshold, W, eviction_weight, penalised,
              avail, free_now, busy, busy_count,
              has_files, retain_cached, memory_bytes, bandwidth,
              slot_file, slot_size, slot_load_start, slot_ready, slot_last_use, slot_evict_at, top, row_bytes,
              row_bytes_max, col_of,
-             fresh, t_k, t_prime, base, penalty, known, scores, pending,
+             t_k, t_prime, base, penalty, known, scores,
              out_node, out_t_k, out_t_prime, out_new_column):
+    # Helpers taking arrays cost about 100 ns a call here (reference counts), so their code is inline.
     nb_nodes = avail.shape[0]
-    if fresh:   # NodeScores' lines 3-8 on every node for the run's first job
-        for node in range(nb_nodes):
+    score_from, score_to = 0, nb_nodes   # the nodes to score: every node first, then the node planned
+    planned = new_columns = 0
+    while True:
+        for node in range(score_from, score_to):   # NodeScores' lines 3-8
             tk = max(avail[node, cores - 1], now)
-            tp = _t_prime(node, tk, now, has_files, load_seconds, retain_cached, col_of, slot_load_start,
-                          slot_ready, slot_last_use, slot_evict_at)
+            tp = tk
+            if has_files:
+                tp = tk + load_seconds
+                column = col_of[node]
+                if column >= 0 and _present(slot_load_start[node, column], slot_last_use[node, column],
+                                            slot_evict_at[node, column], tk, retain_cached):
+                    tp = max(tk, slot_ready[node, column])
             t_k[node] = tk
             t_prime[node] = tp
-            base[node] = _base(tk, tp, now, policy_code, W)
-            scores[node] = base[node]
-            known[node] = False
-            penalty[node] = 0.0
-    if penalised:   # every node that can use its EvictionPenalty gets it (NodeScores computes a few)
-        for node in range(nb_nodes):
-            eft_scored = policy_code == LEO and t_k[node] == now
-            if not known[node] and not eft_scored and t_k[node] < math.inf:
-                penalty[node] = _eviction_penalty(node, t_k[node], fid, job_bytes, now, retain_cached,
-                                                  memory_bytes, bandwidth, slot_file, slot_size, slot_last_use,
-                                                  slot_evict_at, top)
-                known[node] = True
-                scores[node] = base[node] + eviction_weight * penalty[node]
-    planned = 0
-    while planned < count:
-        if stop_when_none_free and free_now == 0:
+            eft_scored = policy_code == LEO and tk == now   # LEO scores t'_k where the job starts now
+            if policy_code == FCFS:
+                score = tk
+            elif policy_code == EFT or eft_scored:
+                score = tp
+            else:
+                score = tk + W * (tp - tk if tk < math.inf else 0.0)
+            base[node] = score
+            if penalised:
+                evictable = 0.0   # FilePlan.eviction_penalty_on
+                if not eft_scored and tk < math.inf:
+                    for column in range(top[node]):
+                        other = slot_file[node, column]
+                        if other >= 0 and other != fid and _unused(slot_last_use[node, column],
+                                                                    slot_evict_at[node, column], tk, now,
+                                                                    retain_cached):
+                            evictable += slot_size[node, column]
+                    penalty[node] = evictable * (job_bytes / memory_bytes) / bandwidth
+                    known[node] = True
+                else:
+                    penalty[node] = 0.0
+                    known[node] = False
+                score = score + eviction_weight * (0.0 if eft_scored else penalty[node])
+            scores[node] = score
+        if planned == count or (stop_when_none_free and free_now == 0):
             break
         if lem and (EFT if busy_count / nb_nodes < busy_threshold else LEA) != policy_code:
             break
-        if pending >= 0:   # NodeScores.rescore on the node planned last
-            node = pending
-            pending = -1
-            tk = max(avail[node, cores - 1], now)
-            tp = _t_prime(node, tk, now, has_files, load_seconds, retain_cached, col_of, slot_load_start,
-                          slot_ready, slot_last_use, slot_evict_at)
-            t_k[node] = tk
-            t_prime[node] = tp
-            eft_scored = policy_code == LEO and tk == now
-            score = _base(tk, tp, now, policy_code, W)
-            base[node] = score
-            if penalised:
-                penalty[node] = 0.0
-                known[node] = False
-                if not eft_scored and tk < math.inf:
-                    penalty[node] = _eviction_penalty(node, tk, fid, job_bytes, now, retain_cached, memory_bytes,
-                                                      bandwidth, slot_file, slot_size, slot_last_use, slot_evict_at,
-                                                      top)
-                    known[node] = True
-                score = score + eviction_weight * (0.0 if eft_scored else penalty[node])
-            scores[node] = score
         node = int(np.argmin(scores))
         if scores[node] == math.inf:   # no window anywhere: the job is not planned (backfill skips it)
             out_node[planned] = -1
             out_t_k[planned] = math.inf
             out_new_column[planned] = -1
             planned += 1
+            score_from = score_to = 0
             continue
         tk, tp = t_k[node], t_prime[node]
         end = tk + walltime
@@ -201,6 +160,7 @@ def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_whe
             else:
                 if column < 0:
                     column = new_column
+                    new_columns += 1
                     col_of[node] = column
                     slot_file[node, column] = fid
                     top[node] = max(top[node], column + 1)
@@ -225,6 +185,6 @@ def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_whe
         out_t_k[planned] = tk
         out_t_prime[planned] = tp
         out_new_column[planned] = new_column
-        pending = node
         planned += 1
-    return planned, pending, free_now, busy_count, row_bytes_max
+        score_from, score_to = node, node + 1
+    return planned, free_now, busy_count, row_bytes_max, new_columns

@@ -1123,10 +1123,10 @@ class Placement:
         return None
 
     def plan_run(self, queue: list[UserJob], index: int, limit: int, stop_when_none_free: bool) -> int:
-        """Plan the jobs from ``index`` on (at most ``limit``) alike to the
-        job just scored, as ``backfill`` would one by one on this placement,
-        in compiled code (``alike_runs.plan_run``); returns how many (0 if
-        the next job is not such a run: ``backfill`` takes it)."""
+        """Plan the job at ``index`` and those after it alike to it (at most
+        ``limit`` in all), as ``backfill`` would one by one on this
+        placement, in compiled code (``alike_runs.plan_run``); returns how
+        many (0: ``backfill`` takes the job, pinned or beyond ``alike_runs``)."""
         scores, plan = self.scores, self.plan
         job = queue[index]
         policy = self.scheduler.policy_now(plan)
@@ -1136,10 +1136,8 @@ class Placement:
         end, stop, kind = index, index + limit, job.kind
         while end < stop and queue[end].kind == kind and queue[end].history_node is None:
             end += 1
-        fresh = scores is None or not scores.alike(job, policy)
-        if fresh:
+        if scores is None or not scores.alike(job, policy):
             scores = self.scores = NodeScores(self.scheduler, plan, job, self.now, policy, compiled=True)
-            self.node = None
         files = plan.files
         has_files = isinstance(files, FilePlan)
         fid = files.memory.file_id(job.file) if has_files else -1
@@ -1151,42 +1149,42 @@ class Placement:
             col_of = np.full(len(plan.busy), -1, dtype=np.int64)
             columns = {**files.holders.get(fid, {}), **files.new_holders.get(fid, {})}   # FilePlan._slot's
             col_of[list(columns)] = list(columns.values())
-            top = np.array(slots.top, dtype=np.int64)
             slot_arrays = (slots.file, slots.size, slots.load_start, slots.ready, slots.last_use, slots.evict_at,
-                           top, slots.row_bytes, files.row_bytes_max, col_of)
+                           slots.top, slots.row_bytes, files.row_bytes_max, col_of)
             retain_cached, memory_bytes, bandwidth = files.retain_cached, files.memory_bytes, files.bandwidth
             load_seconds = files.load_time(job.size)
         else:
             slot_arrays, retain_cached, memory_bytes, bandwidth, load_seconds = _NO_SLOTS, False, 1.0, 1.0, 0.0
-        pending = -1 if self.node is None else self.node
-        planned, pending, free_now, busy_count, row_bytes_max = alike_runs.plan_run(
+        planned, free_now, busy_count, row_bytes_max, new_columns = alike_runs.plan_run(
             count, job.cores, job.walltime, job.size, load_seconds, fid, self.now, stop_when_none_free,
             alike_runs.POLICY_CODES[policy], self.scheduler.policy == "lem", self.scheduler.busy_threshold,
             scores.W, scores.eviction_weight, scores.penalised,
             plan.cores.avail, plan.cores.free_now, plan.busy, plan.busy_count,
             has_files, retain_cached, memory_bytes, bandwidth, *slot_arrays,
-            fresh, scores.t_k, scores.t_prime, scores.base, scores.EvictionPenalty, scores.known, scores.scores,
-            pending,
+            scores.t_k, scores.t_prime, scores.base, scores.EvictionPenalty, scores.known, scores.scores,
             out_node, out_t_k, out_t_prime, out_new_column)
         plan.cores.free_now, plan.busy_count = free_now, busy_count
         scores.adopt_compiled_run(planned)
-        self.node = None if pending < 0 else pending
+        self.node = None   # every node's score is up to date
         jobs, nodes, t_ks = queue[index:index + planned], out_node[:planned].tolist(), out_t_k[:planned].tolist()
         if has_files:
             files.row_bytes_max = row_bytes_max
-            for planned_index in np.flatnonzero(out_new_column[:planned] >= 0).tolist():
-                node, column = nodes[planned_index], int(out_new_column[planned_index])
-                files.new_slots[(node, fid)] = column
-                files.new_holders.setdefault(fid, {})[node] = column
+            if new_columns:
+                for node, column in zip(nodes, out_new_column[:planned].tolist()):
+                    if column >= 0:
+                        files.new_slots[(node, fid)] = column
+                        files.new_holders.setdefault(fid, {})[node] = column
                 files.holder_arrays.pop(fid, None)
-                slots.top[node] = int(top[node])
             if retain_cached:   # FilePlan.record's planned starts, sorted once per node
                 for node, entries in itertools.groupby(sorted(zip(nodes, t_ks)), key=operator.itemgetter(0)):
                     if node >= 0:
                         starts = files.starts.setdefault(node, [])
                         starts += [(t_k, fid) for _, t_k in entries]
                         starts.sort()
-        self.placed.update((job.id, (node, None)) for job, node in zip(jobs, nodes) if node >= 0)
+        if min(nodes, default=0) >= 0:   # every job planned: the common case
+            self.placed.update(zip([job.id for job in jobs], zip(nodes, itertools.repeat(None))))
+        else:
+            self.placed.update((job.id, (node, None)) for job, node in zip(jobs, nodes) if node >= 0)
         self.started += [job for job, t_k in zip(jobs, t_ks) if t_k == self.now]   # a job not planned has t_k inf
         return planned
 
@@ -1250,9 +1248,9 @@ class NodeScores:
         # (value, node), stale entries skipped (None: argmin and min).
 
     def adopt_compiled_run(self, planned: int) -> None:
-        """``alike_runs.plan_run`` changed the arrays in place and knows
-        EvictionPenalty on every node that can use it: no bound is left to
-        widen, and the heaps are stale."""
+        """``alike_runs.plan_run`` scored every node afresh in place, with
+        EvictionPenalty wherever it can count: no bound is left to widen, and
+        the heaps are stale."""
         self.rescores += planned
         self.reach = math.inf
         self.base_min = float(self.base.min())

@@ -117,14 +117,14 @@ class Slots:
         self.row_bytes = np.zeros(nb_nodes)   # sum of sizes per node, bounds EvictionPenalty
         # Per node, one past the last column it ever used: a loop over a node's
         # copies stops there (rows are as wide as the fullest node's).
-        self.top = [0] * nb_nodes
+        self.top = np.zeros(nb_nodes, dtype=np.int64)   # an array: alike_runs reads and extends it
 
     def copy(self) -> Slots:
         twin = Slots.__new__(Slots)
         for name, _ in self.FIELDS:
             setattr(twin, name, getattr(self, name).copy())
         twin.row_bytes = self.row_bytes.copy()
-        twin.top = list(self.top)
+        twin.top = self.top.copy()
         return twin
 
     def free_column(self, node: int) -> int:
@@ -135,7 +135,7 @@ class Slots:
         else:
             column = len(row)
             self.grow()
-        self.top[node] = max(self.top[node], column + 1)
+        self.top[node] = max(int(self.top[node]), column + 1)
         return column
 
     def grow(self) -> None:
@@ -787,7 +787,7 @@ class FilePlan:
                if file_id >= 0 and (column >= len(real) or real[column] < 0)]
         # The fields as one block, file ids as floats (exact): put_rows stacks the nodes' blocks in one call.
         block = np.array([getattr(slots, name)[node] for name, _ in slots.FIELDS], dtype=float)
-        return block, float(slots.row_bytes[node]), slots.top[node], new, list(self.starts.get(node, []))
+        return block, float(slots.row_bytes[node]), int(slots.top[node]), new, list(self.starts.get(node, []))
 
     def put_rows(self, nodes: list[int], rows: list[tuple]) -> None:
         """Take back ``rows`` of these nodes, made on the same real copies."""
@@ -802,7 +802,7 @@ class FilePlan:
             array[nodes, :width] = blocks[:, index]
         slots.row_bytes[nodes] = [row[1] for row in rows]
         for node, (_, _, top, new, starts) in zip(nodes, rows):
-            slots.top[node] = max(slots.top[node], top)
+            slots.top[node] = max(int(slots.top[node]), top)
             for file_id, column in new:
                 self.new_slots[(node, file_id)] = column
                 self.new_holders.setdefault(file_id, {})[node] = column
@@ -953,7 +953,7 @@ class FilePlan:
         """``eviction_penalty`` on one node: the bytes of the copies of the
         node's row in memory but not in use at t_k, the job's own file left out."""
         slots, own = self.slots, self.memory.file_ids.get(file)
-        evictable, top = 0.0, slots.top[node]
+        evictable, top = 0.0, int(slots.top[node])
         for file_id, bytes_, last_use, evict_at in zip(slots.file[node, :top].tolist(), slots.size[node, :top].tolist(),
                                                       slots.last_use[node, :top].tolist(),
                                                       slots.evict_at[node, :top].tolist()):
@@ -989,7 +989,7 @@ class FilePlan:
         if self.retain_cached:
             # The start evicts the other files then cached (Section 3); on
             # one row of a few slots, a Python loop costs less than numpy's calls.
-            evict_at, top = slots.evict_at[node], slots.top[node]
+            evict_at, top = slots.evict_at[node], int(slots.top[node])
             for other, (other_file, other_use, other_evict_at) in enumerate(zip(
                     slots.file[node, :top].tolist(), slots.last_use[node, :top].tolist(), evict_at[:top].tolist())):
                 if other_file >= 0 and other_file != file_id and other_use <= t_k < other_evict_at:
