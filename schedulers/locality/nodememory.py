@@ -801,8 +801,8 @@ class FilePlan:
             array[nodes, width:] = fill
             array[nodes, :width] = blocks[:, index]
         slots.row_bytes[nodes] = [row[1] for row in rows]
-        for node, (_, _, top, new, starts) in zip(nodes, rows):
-            slots.top[node] = max(int(slots.top[node]), top)
+        slots.top[nodes] = np.maximum(slots.top[nodes], [row[2] for row in rows])
+        for node, (_, _, _, new, starts) in zip(nodes, rows):
             for file_id, column in new:
                 self.new_slots[(node, file_id)] = column
                 self.new_holders.setdefault(file_id, {})[node] = column
