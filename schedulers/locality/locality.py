@@ -43,6 +43,10 @@ Options (pybatsim ``-o`` JSON):
   (not at the last job that could start now: the later t_k then differ),
   and the files of jobs pinned to their history node not seen until they
   start (``get_state_before_day_0_scheduler`` records none);
+* ``compiled_runs``: without backfilling and outside ``authors_code``, a
+  job and the alike jobs after it (same cores, walltime and file) are
+  planned in compiled code (``alike_runs``), default true; false plans
+  every job in Python, with the same decisions;
 * ``round_interval``: at least this many seconds between two rounds,
   default 0 (a round after every event that changes something, as the
   CCGrid version of the authors' simulator does at its one-second
@@ -1054,9 +1058,11 @@ class Placement:
     ``placed``: job id -> (node, core ids) of each job reserved.
 
     Consecutive alike jobs are scored again on the last job's node only
-    (``NodeScores.rescore``). The authors' ``second_phase`` scores each job
-    anew, and leaves ``AuthorsHoles.pinned`` as the first phase left it:
-    their code sets it there only."""
+    (``NodeScores.rescore``). Without backfilling and outside the authors'
+    code, the walk hands each job and the alike jobs after it to
+    ``plan_run``, which plans them in compiled code. The authors'
+    ``second_phase`` scores each job anew, and leaves ``AuthorsHoles.pinned``
+    as the first phase left it: their code sets it there only."""
 
     def __init__(self, scheduler: Locality, plan: Plan, now: float, second_phase: bool = False):
         self.scheduler, self.plan, self.now = scheduler, plan, now
@@ -1224,6 +1230,9 @@ class NodeScores:
         self.penalised = policy in ("lea", "leo") and self.eviction_weight > 0
         nb_nodes = len(plan.busy)
         self.every_node = np.arange(nb_nodes)
+        # A burst's rescores change one node at a time: past its first
+        # HEAP_AFTER jobs, the smallest score and base are read off heaps of
+        # (value, node), stale entries skipped (None: argmin and min).
         self.rescores = 0
         self.ranked: list[tuple[float, int]] | None = None
         self.base_ranked: list[tuple[float, int]] | None = None
@@ -1243,9 +1252,6 @@ class NodeScores:
         self.reach = -math.inf
         self.add_penalties(self.every_node)
         self.scores = self.score(self.every_node)
-        # A burst's rescores change one node at a time: past its first
-        # HEAP_AFTER jobs, the smallest score and base are read off heaps of
-        # (value, node), stale entries skipped (None: argmin and min).
 
     def adopt_compiled_run(self, planned: int) -> None:
         """``alike_runs.plan_run`` scored every node afresh in place, with
