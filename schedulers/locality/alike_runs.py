@@ -78,7 +78,7 @@ def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_whe
              slot_file, slot_size, slot_load_start, slot_ready, slot_last_use, slot_evict_at, top, row_bytes,
              row_bytes_max, col_of,
              t_k, t_prime, base, penalty, known, scores,
-             out_node, out_t_k, out_t_prime, out_new_column):
+             out_node, out_t_k, out_new_column):
     # Helpers taking arrays cost about 100 ns a call here (reference counts), so their code is inline.
     nb_nodes = avail.shape[0]
     score_from, score_to = 0, nb_nodes   # the nodes to score: every node first, then the node planned
@@ -183,7 +183,6 @@ def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_whe
                 slot_evict_at[node, column] = math.inf   # no later start of another file: see the module docstring
         out_node[planned] = node
         out_t_k[planned] = tk
-        out_t_prime[planned] = tp
         out_new_column[planned] = new_column
         planned += 1
         score_from, score_to = node, node + 1

@@ -1137,7 +1137,7 @@ class Placement:
         job = queue[index]
         policy = self.scheduler.policy_now(plan)
         # alike_runs' eviction times need a walltime; a pinned job is placed unscored.
-        if job.history_node is not None or policy not in alike_runs.POLICY_CODES or not job.walltime > 0:
+        if job.history_node is not None or not job.walltime > 0:
             return 0
         end, stop, kind = index, index + limit, job.kind
         while end < stop and queue[end].kind == kind and queue[end].history_node is None:
@@ -1149,7 +1149,7 @@ class Placement:
         fid = files.memory.file_id(job.file) if has_files else -1
         count = end - index
         out_node, out_new_column = np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64)
-        out_t_k, out_t_prime = np.empty(count), np.empty(count)
+        out_t_k = np.empty(count)
         if has_files:
             slots = files.slots
             col_of = np.full(len(plan.busy), -1, dtype=np.int64)
@@ -1168,7 +1168,7 @@ class Placement:
             plan.cores.avail, plan.cores.free_now, plan.busy, plan.busy_count,
             has_files, retain_cached, memory_bytes, bandwidth, *slot_arrays,
             scores.t_k, scores.t_prime, scores.base, scores.EvictionPenalty, scores.known, scores.scores,
-            out_node, out_t_k, out_t_prime, out_new_column)
+            out_node, out_t_k, out_new_column)
         plan.cores.free_now, plan.busy_count = free_now, busy_count
         scores.adopt_compiled_run(planned)
         self.node = None   # every node's score is up to date
