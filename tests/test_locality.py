@@ -429,8 +429,9 @@ def plan_state(plan):
     else:
         core_state = cores.avail.tolist()
     if isinstance(files, FilePlan):
+        starts = [(times.tolist(), ids.tolist()) for times, ids in map(files.starts.row, range(len(plan.busy)))]
         file_state = ([getattr(files.slots, name).tolist() for name, _ in files.slots.FIELDS], files.new_slots,
-                      files.starts, files.row_bytes_max)
+                      starts, files.row_bytes_max)
     else:
         file_state = None
     return core_state, file_state, [job.id for job in plan.pending]

@@ -12,11 +12,12 @@ from batio.schedulers.locality.nodememory import FilePlan
 
 
 def long_bursts(rng, queue):
-    """The queue's pinned jobs, then bursts of 1 to 12 alike jobs."""
+    """The queue's pinned jobs, then bursts of 1 to 12 alike jobs (10 a file), of 5
+    files or of 12 (more than a node's 8 slots: its row must grow)."""
     pinned = [job for job in queue if job.history_node is not None]
     jobs = list(pinned)
-    files = ["f0", "f1", "f2", "f3", "f4"]
-    while len(jobs) < 40:
+    files = [f"f{index}" for index in range(rng.choice([5, 12]))]
+    while len(jobs) < len(files) * 10:
         cores, walltime, file = rng.randint(1, CORES), float(rng.randint(5, 300)), rng.choice(files)
         jobs += [UserJob(Job(f"w0!{len(jobs) + i}", len(jobs) + i, 0, 1, "p", {}), cores=cores, walltime=walltime,
                          file=file, size=1000.0 * cores, history_node=None)
@@ -26,12 +27,13 @@ def long_bursts(rng, queue):
 
 @pytest.mark.parametrize("policy", ["fcfs", "eft", "lea", "leo", "lem"])
 @pytest.mark.parametrize("retain_cached", [True, False])
-def test_a_run_planned_in_compiled_code_plans_as_python_does(policy, retain_cached, monkeypatch):
+@pytest.mark.parametrize("backfill", [False, True])
+def test_a_run_planned_in_compiled_code_plans_as_python_does(policy, retain_cached, backfill, monkeypatch):
     """Every job started now and every reservation left (cores, file slots,
     planned starts, the jobs left and the jobs examined) are the same with
     the runs compiled as with every job planned in Python, cut walks and
     LEM's switch between EFT and LEA included."""
-    rng = random.Random(f"runs{policy}{retain_cached}")
+    rng = random.Random(f"runs{policy}{retain_cached}{backfill}")
     planned_compiled = []
     original = alike_runs.plan_run
 
@@ -49,7 +51,7 @@ def test_a_run_planned_in_compiled_code_plans_as_python_does(policy, retain_cach
         outcomes = []
         for compiled in (True, False):
             sched = scheduler(policy=policy, W=W, eviction_weight=eviction_weight, busy_threshold=busy_threshold,
-                              compiled_runs=compiled)
+                              compiled_runs=compiled, backfill=backfill)
             sched.host_ids = list(range(len(memory.copies)))
             sched.ledger, sched.memory = ledger, memory
             plan = Plan(sched.core_plan(1.0), sched.file_plan(1.0), ledger.busy_nodes(), list(queue))
@@ -61,8 +63,8 @@ def test_a_run_planned_in_compiled_code_plans_as_python_does(policy, retain_cach
 
 
 def test_runs_are_compiled_only_where_alike_runs_covers_the_plan():
-    """Backfilling's core profile and the authors' code plan in Python."""
-    for options, covered in (({}, True), ({"backfill": True}, False), ({"authors_code": True}, False),
+    """The authors' code plans in Python."""
+    for options, covered in (({}, True), ({"backfill": True}, True), ({"authors_code": True}, False),
                              ({"compiled_runs": False}, False)):
         sched = scheduler(policy="lea", **options)
         memory, ledger, _ = random_state(random.Random(0), nb_nodes=4)

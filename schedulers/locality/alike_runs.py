@@ -12,35 +12,30 @@ the same arrays takes a few µs.
 What. ``plan_run`` plans up to ``count`` jobs of a run, each at the smallest
 score over the nodes (ties: the first node), as ``locality.Placement``
 plans them with ``backfill``: every node is scored first (``NodeScores``'
-lines 3-8, from the plan as it is), then, per job, an argmin,
-``CoreAvailability.reserve``, ``FilePlan.record`` and the rescore of its
-node (``NodeScores.rescore_one``). It covers plans without backfilling
-(``CoreAvailability``) under the paper's text (not ``authors_code``) and
-the policies FCFS (no files), EFT, LEA and LEO; LEM is one of EFT and LEA,
-and the run stops when LEM's choice would change. EvictionPenalty is
-computed on every node that can use it, not only where it can win
-(``NodeScores``' bound): compiled, the bound costs more than it saves.
-Float operations are those of the Python path, in the same order, so the
-decisions are the same to the last bit (``tests/test_locality_alike_runs.py``).
+lines 3-8, from the plan as it is), then, per job, an argmin, the core
+plan's reserve, ``FilePlan.record`` and the rescore of its node
+(``NodeScores.rescore_one``). It covers both core plans: without
+backfilling (``CoreAvailability``, the Cores(J)-th earliest core) and with
+it (``CoreProfile``, the first window of Cores(J) free cores for
+WallTime(J)); the paper's text, not ``authors_code``; the policies FCFS
+(no files), EFT, LEA and LEO; LEM is one of EFT and LEA, and the run stops
+when LEM's choice would change. EvictionPenalty is computed on every node
+that can use it, not only where it can win (``NodeScores``' bound):
+compiled, the bound costs more than it saves. Float operations are those
+of the Python path, in the same order, so the decisions are the same to
+the last bit (``tests/test_locality_alike_runs.py``).
 
 It stops before a job when:
 - the walk would cut there (``stop_when_none_free`` and no core free now);
 - LEM's choice of policy changes;
-- the job's node has no free column for its file (``Slots.grow`` is Python's).
-It returns how many jobs it planned (every score is then up to date), the
-counts it keeps (free cores now, busy nodes, the largest bytes of a node's
-row) and how many columns it gave the run's file (``out_new_column``). Inputs are the round's own
-arrays, changed in place; ``col_of[node]`` is the column of the run's file
-on each node (-1 if none).
-
-``FilePlan.record`` sets a copy's eviction time to the first start of a job
-of another file planned on the node at or after the copy's last use. Here
-there is none, so it is infinite: without backfilling a job takes its
-node's earliest cores, so a job planned after others on a node starts no
-earlier than any of them, and its copy is used until at least its end,
-after its start (a walltime > 0, which ``Placement.plan_run`` checks). The
-Python path keeps ``FilePlan.starts`` for backfilled plans and for the jobs
-after the run.
+- a row it must extend is full: the core profile's, the node's file slots
+  or its planned starts (``need``; the caller widens it and calls again).
+It returns how many jobs it planned (every score is then up to date), why
+it stopped, the counts it keeps (free cores now, busy nodes, the largest
+bytes of a node's row, the profile's used columns and reservations) and
+how many columns it gave the run's file (``out_new_column``). Inputs are
+the round's own arrays, changed in place; ``col_of[node]`` is the column of
+the run's file on each node (-1 if none).
 """
 from __future__ import annotations
 
@@ -51,6 +46,9 @@ import numpy as np
 
 FCFS, EFT, LEA, LEO = 0, 1, 2, 3
 POLICY_CODES = {"fcfs": FCFS, "eft": EFT, "lea": LEA, "leo": LEO}
+# Why plan_run stopped short of its count with a job it could plan: a row of
+# this array is full (the caller widens it, ``grow``, and calls again).
+NEEDS_NOTHING, NEEDS_CORE_COLUMNS, NEEDS_SLOT_COLUMNS, NEEDS_START_COLUMNS = 0, 1, 2, 3
 
 
 @njit(cache=True)
@@ -71,21 +69,48 @@ def _unused(last_use, evict_at, x, now, retain_cached):
 
 
 @njit(cache=True)
+def _breakpoint(times, free, node, t, used):
+    """``CoreProfile._breakpoint``: the column of ``node``'s row starting at
+    ``t``, inserted if none does; returns it and the new ``used``. The
+    caller leaves a spare column."""
+    index = np.searchsorted(times[node, :used], t)   # bisect_left
+    if index < used and times[node, index] == t:
+        return index, used
+    times[node, index + 1:used + 1] = times[node, index:used].copy()
+    free[node, index + 1:used + 1] = free[node, index:used].copy()
+    times[node, index] = t
+    free[node, index] = free[node, index - 1]
+    if times[node, used] < math.inf:
+        used += 1
+    return index, used
+
+
+@njit(cache=True)
 def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_when_none_free,
              policy_code, lem, busy_threshold, W, eviction_weight, penalised,
-             avail, free_now, busy, busy_count,
+             profile, avail, times, free, used, reservations, reserved_at, free_now, busy, busy_count,
              has_files, retain_cached, memory_bytes, bandwidth,
              slot_file, slot_size, slot_load_start, slot_ready, slot_last_use, slot_evict_at, top, row_bytes,
-             row_bytes_max, col_of,
+             row_bytes_max, col_of, start_times, start_files, start_count,
              t_k, t_prime, base, penalty, known, scores,
              out_node, out_t_k, out_new_column):
-    # Helpers taking arrays cost about 100 ns a call here (reference counts), so their code is inline.
-    nb_nodes = avail.shape[0]
+    # Helpers taking arrays cost about 100 ns a call here (reference counts), so the scoring loop's code is inline.
+    nb_nodes = busy.shape[0]
     score_from, score_to = 0, nb_nodes   # the nodes to score: every node first, then the node planned
     planned = new_columns = 0
+    need = NEEDS_NOTHING
     while True:
         for node in range(score_from, score_to):   # NodeScores' lines 3-8
-            tk = max(avail[node, cores - 1], now)
+            if profile:   # CoreProfile.earliest_on: the first window of Cores(J) cores for WallTime(J)
+                next_bad = tk = math.inf
+                for column in range(used - 1, -1, -1):
+                    t = times[node, column]
+                    if free[node, column] < cores:
+                        next_bad = t
+                    elif t < math.inf and next_bad >= t + walltime:
+                        tk = t
+            else:
+                tk = max(avail[node, cores - 1], now)
             tp = tk
             if has_files:
                 tp = tk + load_seconds
@@ -131,25 +156,41 @@ def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_whe
             planned += 1
             score_from = score_to = 0
             continue
-        tk, tp = t_k[node], t_prime[node]
-        end = tk + walltime
-        column = -1
-        new_column = -1
+        # Room first, so that a job is planned wholly or not at all.
+        if profile and used + 2 > times.shape[1]:
+            need = NEEDS_CORE_COLUMNS
+            break
+        column = new_column = -1
         if has_files:
             column = col_of[node]
             if column < 0:
-                for free in range(slot_file.shape[1]):
-                    if slot_file[node, free] == -1:
-                        new_column = free
+                for candidate in range(slot_file.shape[1]):
+                    if slot_file[node, candidate] == -1:
+                        new_column = candidate
                         break
                 if new_column < 0:
-                    break   # the row must grow first: Python's
-        # CoreAvailability.reserve
-        row = avail[node]
-        was_free = row[0] <= now
-        row[:cores] = end
-        row.sort()
-        free_now += int(row[0] <= now) - int(was_free)
+                    need = NEEDS_SLOT_COLUMNS
+                    break
+            if retain_cached and start_count[node] == start_times.shape[1]:
+                need = NEEDS_START_COLUMNS
+                break
+        tk, tp = t_k[node], t_prime[node]
+        end = tk + walltime
+        if profile:   # CoreProfile.reserve
+            reservations += 1
+            reserved_at[node] = reservations
+            first, used = _breakpoint(times, free, node, tk, used)
+            stop, used = _breakpoint(times, free, node, end, used)
+            was_free = free[node, 0] > 0
+            free[node, first:stop] -= cores
+            if first == 0:
+                free_now += int(free[node, 0] > 0) - int(was_free)
+        else:   # CoreAvailability.reserve
+            row = avail[node]
+            was_free = row[0] <= now
+            row[:cores] = end
+            row.sort()
+            free_now += int(row[0] <= now) - int(was_free)
         if tk == now and not busy[node]:   # backfill's on_start: Plan.mark_busy
             busy[node] = True
             busy_count += 1
@@ -180,10 +221,24 @@ def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_whe
                     if other_file >= 0 and other_file != fid and slot_last_use[node, other] <= tk \
                             and tk < slot_evict_at[node, other]:
                         slot_evict_at[node, other] = tk
-                slot_evict_at[node, column] = math.inf   # no later start of another file: see the module docstring
+                # PlannedStarts.insert, then first_other from the copy's last use
+                starts = start_count[node]
+                at = np.searchsorted(start_times[node, :starts], tk, side="right")
+                start_times[node, at + 1:starts + 1] = start_times[node, at:starts].copy()
+                start_files[node, at + 1:starts + 1] = start_files[node, at:starts].copy()
+                start_times[node, at] = tk
+                start_files[node, at] = fid
+                starts += 1
+                start_count[node] = starts
+                evict_at = math.inf
+                for index in range(np.searchsorted(start_times[node, :starts], slot_last_use[node, column]), starts):
+                    if start_files[node, index] != fid:
+                        evict_at = start_times[node, index]
+                        break
+                slot_evict_at[node, column] = evict_at
         out_node[planned] = node
         out_t_k[planned] = tk
         out_new_column[planned] = new_column
         planned += 1
         score_from, score_to = node, node + 1
-    return planned, free_now, busy_count, row_bytes_max, new_columns
+    return planned, need, free_now, busy_count, row_bytes_max, new_columns, used, reservations

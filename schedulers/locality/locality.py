@@ -158,6 +158,7 @@ from batio.schedulers.locality.nodememory import (
     AuthorsHoles,
     CoreAvailability,
     CoreLedger,
+    CoreProfile,
     FilePlan,
     HoleGate,
     LoadCase,
@@ -1124,7 +1125,7 @@ class Placement:
         """``plan_run`` where ``alike_runs`` covers the round's plan, else None."""
         scheduler = self.scheduler
         if (scheduler.compiled_runs and not scheduler.authors_code and not self.second_phase
-                and type(self.plan.cores) is CoreAvailability):
+                and type(self.plan.cores) in (CoreAvailability, CoreProfile)):
             return self.plan_run
         return None
 
@@ -1136,57 +1137,71 @@ class Placement:
         scores, plan = self.scores, self.plan
         job = queue[index]
         policy = self.scheduler.policy_now(plan)
-        # alike_runs' eviction times need a walltime; a pinned job is placed unscored.
-        if job.history_node is not None or not job.walltime > 0:
+        cores, files = plan.cores, plan.files
+        profile = isinstance(cores, CoreProfile)
+        # A pinned job is placed unscored; a profile's reservation of an unbounded job ends at no breakpoint.
+        if job.history_node is not None or not job.walltime > 0 or (profile and job.walltime == math.inf):
             return 0
         end, stop, kind = index, index + limit, job.kind
         while end < stop and queue[end].kind == kind and queue[end].history_node is None:
             end += 1
         if scores is None or not scores.alike(job, policy):
             scores = self.scores = NodeScores(self.scheduler, plan, job, self.now, policy, compiled=True)
-        files = plan.files
         has_files = isinstance(files, FilePlan)
         fid = files.memory.file_id(job.file) if has_files else -1
         count = end - index
         out_node, out_new_column = np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64)
         out_t_k = np.empty(count)
         if has_files:
-            slots = files.slots
             col_of = np.full(len(plan.busy), -1, dtype=np.int64)
             columns = {**files.holders.get(fid, {}), **files.new_holders.get(fid, {})}   # FilePlan._slot's
             col_of[list(columns)] = list(columns.values())
-            slot_arrays = (slots.file, slots.size, slots.load_start, slots.ready, slots.last_use, slots.evict_at,
-                           slots.top, slots.row_bytes, files.row_bytes_max, col_of)
-            retain_cached, memory_bytes, bandwidth = files.retain_cached, files.memory_bytes, files.bandwidth
+            file_model = (files.retain_cached, files.memory_bytes, files.bandwidth)
             load_seconds = files.load_time(job.size)
         else:
-            slot_arrays, retain_cached, memory_bytes, bandwidth, load_seconds = _NO_SLOTS, False, 1.0, 1.0, 0.0
-        planned, free_now, busy_count, row_bytes_max, new_columns = alike_runs.plan_run(
-            count, job.cores, job.walltime, job.size, load_seconds, fid, self.now, stop_when_none_free,
-            alike_runs.POLICY_CODES[policy], self.scheduler.policy == "lem", self.scheduler.busy_threshold,
-            scores.W, scores.eviction_weight, scores.penalised,
-            plan.cores.avail, plan.cores.free_now, plan.busy, plan.busy_count,
-            has_files, retain_cached, memory_bytes, bandwidth, *slot_arrays,
-            scores.t_k, scores.t_prime, scores.base, scores.EvictionPenalty, scores.known, scores.scores,
-            out_node, out_t_k, out_new_column)
-        plan.cores.free_now, plan.busy_count = free_now, busy_count
+            file_model, load_seconds = (False, 1.0, 1.0), 0.0
+        planned = new_columns = 0
+        while True:
+            if has_files:
+                slots, starts = files.slots, files.starts
+                file_arrays = (slots.file, slots.size, slots.load_start, slots.ready, slots.last_use,
+                               slots.evict_at, slots.top, slots.row_bytes, files.row_bytes_max, col_of,
+                               starts.times, starts.files, starts.count)
+            else:
+                file_arrays = _NO_SLOTS
+            core_arrays = ((_NO_AVAIL, cores.times, cores.free, cores.used, cores.reservations, cores.reserved_at)
+                           if profile else (cores.avail, *_NO_PROFILE))
+            done, need, cores.free_now, plan.busy_count, row_bytes_max, new, used, reservations = \
+                alike_runs.plan_run(
+                    count - planned, job.cores, job.walltime, job.size, load_seconds, fid, self.now,
+                    stop_when_none_free, alike_runs.POLICY_CODES[policy], self.scheduler.policy == "lem",
+                    self.scheduler.busy_threshold, scores.W, scores.eviction_weight, scores.penalised,
+                    profile, *core_arrays, cores.free_now, plan.busy, plan.busy_count,
+                    has_files, *file_model, *file_arrays,
+                    scores.t_k, scores.t_prime, scores.base, scores.EvictionPenalty, scores.known, scores.scores,
+                    out_node[planned:], out_t_k[planned:], out_new_column[planned:])
+            planned, new_columns = planned + done, new_columns + new
+            if profile:
+                cores.used, cores.reservations = used, reservations
+            if has_files:
+                files.row_bytes_max = row_bytes_max
+            if need == alike_runs.NEEDS_NOTHING:
+                break
+            if need == alike_runs.NEEDS_CORE_COLUMNS:   # a row is full: widen it and go on
+                cores.grow()
+            elif need == alike_runs.NEEDS_SLOT_COLUMNS:
+                files.slots.grow()
+            else:
+                files.starts.grow()
         scores.adopt_compiled_run(planned)
         self.node = None   # every node's score is up to date
         jobs, nodes, t_ks = queue[index:index + planned], out_node[:planned].tolist(), out_t_k[:planned].tolist()
-        if has_files:
-            files.row_bytes_max = row_bytes_max
-            if new_columns:
-                for node, column in zip(nodes, out_new_column[:planned].tolist()):
-                    if column >= 0:
-                        files.new_slots[(node, fid)] = column
-                        files.new_holders.setdefault(fid, {})[node] = column
-                files.holder_arrays.pop(fid, None)
-            if retain_cached:   # FilePlan.record's planned starts, sorted once per node
-                for node, entries in itertools.groupby(sorted(zip(nodes, t_ks)), key=operator.itemgetter(0)):
-                    if node >= 0:
-                        starts = files.starts.setdefault(node, [])
-                        starts += [(t_k, fid) for _, t_k in entries]
-                        starts.sort()
+        if new_columns:
+            for node, column in zip(nodes, out_new_column[:planned].tolist()):
+                if column >= 0:
+                    files.new_slots[(node, fid)] = column
+                    files.new_holders.setdefault(fid, {})[node] = column
+                    files.holder_arrays.pop(fid, None)
         if min(nodes, default=0) >= 0:   # every job planned: the common case
             self.placed.update(zip([job.id for job in jobs], zip(nodes, itertools.repeat(None))))
         else:
@@ -1452,8 +1467,13 @@ class NodeScores:
 
 
 _NO_SLOTS = (np.full((0, 0), -1, dtype=np.int64), *(np.empty((0, 0)) for _ in range(5)), np.empty(0, dtype=np.int64),
-             np.empty(0), 0.0, np.empty(0, dtype=np.int64))
+             np.empty(0), 0.0, np.empty(0, dtype=np.int64), np.empty((0, 0)), np.full((0, 0), -1, dtype=np.int64),
+             np.empty(0, dtype=np.int64))
 """``alike_runs.plan_run``'s file arrays for a plan without files (FCFS)."""
+_NO_AVAIL = np.empty((0, 0))
+"""``alike_runs.plan_run``'s ``CoreAvailability`` array for a ``CoreProfile`` plan."""
+_NO_PROFILE = (np.empty((0, 0)), np.empty((0, 0), dtype=np.int32), 0, 0, np.empty(0, dtype=np.int64))
+"""``alike_runs.plan_run``'s ``CoreProfile`` arrays and counts for a ``CoreAvailability`` plan."""
 
 
 def _ranked(values: np.ndarray) -> list[tuple[float, int]]:

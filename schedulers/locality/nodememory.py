@@ -150,6 +150,56 @@ class Slots:
             getattr(self, name)[node, slot] = fill
 
 
+class PlannedStarts:
+    """The starts a plan has planned on each node, for ``evict_at``: a row of
+    times per node, sorted (a new start after the equal ones), with the file
+    id of each; ``count`` per node. Arrays, so that compiled code
+    (``alike_runs``) reads and extends them."""
+
+    def __init__(self, nb_nodes: int, width: int = 8):
+        self.times = np.full((nb_nodes, width), math.inf)
+        self.files = np.full((nb_nodes, width), -1, dtype=np.int64)
+        self.count = np.zeros(nb_nodes, dtype=np.int64)
+
+    def grow(self) -> None:
+        """Twice as many columns."""
+        self.times = np.hstack([self.times, np.full_like(self.times, math.inf)])
+        self.files = np.hstack([self.files, np.full_like(self.files, -1)])
+
+    def insert(self, node: int, t_k: float, file_id: int) -> None:
+        used = int(self.count[node])
+        if used == self.times.shape[1]:
+            self.grow()
+        index = bisect.bisect_right(self.times[node, :used].tolist(), t_k)
+        for row, value in ((self.times[node], t_k), (self.files[node], file_id)):
+            row[index + 1:used + 1] = row[index:used]
+            row[index] = value
+        self.count[node] = used + 1
+
+    def first_other(self, node: int, after: float, file_id: int) -> float:
+        """The first start on ``node`` at or after ``after`` of a job of
+        another file than ``file_id`` (inf if none)."""
+        used = int(self.count[node])
+        times = self.times[node, :used].tolist()
+        files = self.files[node, :used].tolist()
+        return next((times[index] for index in range(bisect.bisect_left(times, after), used)
+                     if files[index] != file_id), math.inf)
+
+    def row(self, node: int) -> tuple[np.ndarray, np.ndarray]:
+        used = int(self.count[node])
+        return self.times[node, :used].copy(), self.files[node, :used].copy()
+
+    def put_row(self, node: int, row: tuple[np.ndarray, np.ndarray]) -> None:
+        times, files = row
+        while self.times.shape[1] < len(times):
+            self.grow()
+        self.times[node] = math.inf
+        self.files[node] = -1
+        self.times[node, :len(times)] = times
+        self.files[node, :len(files)] = files
+        self.count[node] = len(times)
+
+
 def load_seconds(bandwidth: float):
     """Size / Bandwidth, the time to load a file (Section 3)."""
     return lambda size: size / bandwidth
@@ -477,7 +527,7 @@ class CoreProfile:
         them."""
         width = max(len(times) for times, _ in rows)
         while self.times.shape[1] < width:
-            self._grow()
+            self.grow()
         self.used = max(self.used, width)
         times = _stacked([times for times, _ in rows], width, math.inf)
         since = np.array(sinces)[:, None]
@@ -495,7 +545,7 @@ class CoreProfile:
         if index < self.used and row[index] == t:
             return index
         if self.used == self.times.shape[1]:
-            self._grow()
+            self.grow()
         self.times[node, index + 1:self.used + 1] = self.times[node, index:self.used]
         self.free[node, index + 1:self.used + 1] = self.free[node, index:self.used]
         self.times[node, index] = t
@@ -504,7 +554,8 @@ class CoreProfile:
             self.used += 1
         return index
 
-    def _grow(self) -> None:
+    def grow(self) -> None:
+        """Twice as many columns."""
         nb_nodes, width = self.times.shape
         self.times = np.hstack([self.times, np.full((nb_nodes, width), math.inf)])
         self.free = np.hstack([self.free, np.full((nb_nodes, width), self.cores, dtype=np.int32)])
@@ -770,7 +821,7 @@ class FilePlan:
         self.new_slots: dict[tuple[int, int], int] = {}          # (node, file id) -> column
         self.new_holders: dict[int, dict[int, int]] = {}
         self.holder_arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.starts: dict[int, list[tuple[float, int]]] = {}      # node -> planned (t_k, file id), sorted
+        self.starts = PlannedStarts(len(self.slots.top))
 
     def advance(self, now: float) -> None:
         """Plan from ``now`` on (nothing planned happens in between)."""
@@ -787,7 +838,7 @@ class FilePlan:
                if file_id >= 0 and (column >= len(real) or real[column] < 0)]
         # The fields as one block, file ids as floats (exact): put_rows stacks the nodes' blocks in one call.
         block = np.array([getattr(slots, name)[node] for name, _ in slots.FIELDS], dtype=float)
-        return block, float(slots.row_bytes[node]), int(slots.top[node]), new, list(self.starts.get(node, []))
+        return block, float(slots.row_bytes[node]), int(slots.top[node]), new, self.starts.row(node)
 
     def put_rows(self, nodes: list[int], rows: list[tuple]) -> None:
         """Take back ``rows`` of these nodes, made on the same real copies."""
@@ -807,8 +858,8 @@ class FilePlan:
                 self.new_slots[(node, file_id)] = column
                 self.new_holders.setdefault(file_id, {})[node] = column
                 self.holder_arrays.pop(file_id, None)
-            if starts:
-                self.starts[node] = list(starts)
+            if len(starts[0]):
+                self.starts.put_row(node, starts)
         self.count_row_bytes()
 
     def count_row_bytes(self) -> None:
@@ -994,8 +1045,5 @@ class FilePlan:
                     slots.file[node, :top].tolist(), slots.last_use[node, :top].tolist(), evict_at[:top].tolist())):
                 if other_file >= 0 and other_file != file_id and other_use <= t_k < other_evict_at:
                     evict_at[other] = t_k
-            starts = self.starts.setdefault(node, [])
-            bisect.insort(starts, (t_k, file_id))
-            # The first planned start of another file at or after the last use.
-            after = bisect.bisect_left(starts, (float(slots.last_use[node, column]),))
-            evict_at[column] = next((start for start, other in starts[after:] if other != file_id), math.inf)
+            self.starts.insert(node, t_k, file_id)
+            evict_at[column] = self.starts.first_other(node, float(slots.last_use[node, column]), file_id)
