@@ -308,6 +308,23 @@ def test_without_backfilling_a_job_takes_the_earliest_cores_from_later_jobs():
     assert profile.earliest(2, 50)[0] == 0         # ...but fit before it with backfilling
 
 
+def test_a_core_profile_holes_and_a_row_put_back():
+    """hole_lengths: per number of cores, how long the longest hole open now
+    lasts; put_rows: a row kept at an earlier now comes back with that now
+    moved to the plan's."""
+    profile = CoreProfile(np.array([[0.0, 0.0, 10.0, 20.0], [0.0, 0.0, 0.0, 0.0]]), 0.0)
+    profile.reserve(1, 3, 5.0, 15.0)
+    # Node 0 keeps 1 and 2 cores for good, has 3 only from 10; node 1 has 4
+    # until 5, then 1 until 15.
+    assert profile.hole_lengths().tolist() == [0, math.inf, math.inf, 5, 5]
+    kept = profile.row(1)
+    later = CoreProfile(np.array([[2.0] * 4, [2.0, 50.0, 50.0, 50.0]]), 2.0)
+    later.put_rows([0], [kept], [0.0])
+    assert later.earliest(3, 3.0)[0] == 2.0    # 3 cores from 2 to 5...
+    assert later.earliest(3, 4.0)[0] == 15.0   # ...not for 4 s
+    assert later.hole_lengths().tolist() == [0, math.inf, 3, 3, 3]
+
+
 def test_the_authors_backfilling_fills_only_holes_opening_now():
     # One node of 4 cores: cores 0 and 1 busy until 100, 2 and 3 free.
     held = np.array([[100.0, 100.0, -math.inf, -math.inf]])

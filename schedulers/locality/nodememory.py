@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 import math
 
+from numba import njit
 import numpy as np
 
 from batio.reservation import OVERRUN_GRACE
@@ -457,9 +458,7 @@ class CoreProfile:
         self.free[:, 0] = 0
         self.times[:, 1:cores + 1] = availability
         self.free[:, 1:cores + 1] = np.arange(1, cores + 1)
-        for column in range(cores, -1, -1):   # merge equal times onto their last count
-            same = self.times[:, column] == self.times[:, column + 1]
-            self.free[same, column] = self.free[same, column + 1]
+        _merge_equal_times(self.times, self.free, cores)
         self.used = cores + 1
         # Nodes with a core free now (column 0 is now): only a job starting now takes one.
         self.count_free_now()
@@ -525,16 +524,13 @@ class CoreProfile:
         """Take back ``rows`` made at ``sinces``, whose later times are all
         after now: their times at ``since`` become now, as ``advance`` moves
         them."""
-        width = max(len(times) for times, _ in rows)
+        widths = np.array([len(times) for times, _ in rows])
+        width = int(widths.max())
         while self.times.shape[1] < width:
             self.grow()
         self.used = max(self.used, width)
-        times = _stacked([times for times, _ in rows], width, math.inf)
-        since = np.array(sinces)[:, None]
-        self.times[nodes] = math.inf
-        self.times[nodes, :width] = np.where(times == since, self.now, times)
-        self.free[nodes] = self.cores
-        self.free[nodes, :width] = _stacked([free for _, free in rows], width, self.cores)
+        _put_profile_rows(self.times, self.free, np.array(nodes), np.concatenate([times for times, _ in rows]),
+                          np.concatenate([free for _, free in rows]), widths, np.array(sinces), self.now, self.cores)
         self.reservations += 1
         self.reserved_at[nodes] = self.reservations
         self.count_free_now()
@@ -579,21 +575,7 @@ class CoreProfile:
     def hole_lengths(self) -> np.ndarray:
         """``holes[c]``: the longest time, over nodes, that c cores stay free
         from now (0 where no node has them now)."""
-        times, free = self.times[:, :self.used], self.free[:, :self.used]
-        lowest_so_far = np.minimum.accumulate(free, axis=1)
-        # Per node and number of cores c, the first column short of c (lowest_so_far never
-        # increases): as many columns as have c or more, counted from a histogram of
-        # the values; ``used`` (no end) if none is short.
-        nodes, columns = lowest_so_far.shape
-        width = self.cores + 1
-        counts = np.bincount((np.arange(nodes)[:, None] * width + np.clip(lowest_so_far, 0, self.cores)).ravel(),
-                             minlength=nodes * width).reshape(nodes, width)
-        first_short = counts[:, ::-1].cumsum(axis=1)[:, ::-1][:, 1:]
-        ends = np.where(first_short < columns,
-                        np.take_along_axis(times, np.minimum(first_short, columns - 1), axis=1), math.inf)
-        holes = np.zeros(width)
-        holes[1:] = (ends - self.now).max(axis=0)
-        return holes
+        return _hole_lengths(self.times, self.free, self.used, self.cores, self.now)
 
     def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
         """Index of the last job that could still start now (-1 if none): one
@@ -761,6 +743,52 @@ def _stacked(rows: list[np.ndarray], width: int, fill) -> np.ndarray:
 
 SLOT_FILLS = np.array([[fill] for _, fill in Slots.FIELDS], dtype=float)
 """``Slots.FIELDS``' fills as a column, for a block of a node's fields (``FilePlan.row``)."""
+
+
+@njit(cache=True)
+def _merge_equal_times(times, free, cores):
+    """``CoreProfile``'s first rows: equal times take the count of the last of them."""
+    for node in range(times.shape[0]):
+        for column in range(cores, -1, -1):
+            if times[node, column] == times[node, column + 1]:
+                free[node, column] = free[node, column + 1]
+
+
+@njit(cache=True)
+def _put_profile_rows(times, free, nodes, row_times, row_free, widths, sinces, now, cores):
+    """``CoreProfile.put_rows``: row i, ``widths[i]`` long in the
+    concatenated ``row_times`` and ``row_free``, onto node ``nodes[i]``."""
+    offset = 0
+    for index in range(len(nodes)):
+        node, width, since = nodes[index], widths[index], sinces[index]
+        times[node, :] = math.inf
+        free[node, :] = cores
+        for column in range(width):
+            t = row_times[offset + column]
+            times[node, column] = now if t == since else t
+            free[node, column] = row_free[offset + column]
+        offset += width
+
+
+@njit(cache=True)
+def _hole_lengths(times, free, used, cores, now):
+    """``CoreProfile.hole_lengths``: per node, c cores stay free from now
+    until the first column whose count, or an earlier one's, is short of c
+    (inf if none is); the longest over nodes, for each c."""
+    holes = np.zeros(cores + 1)
+    for node in range(times.shape[0]):
+        lowest = cores   # the fewest cores free from now up to this column
+        for column in range(used):
+            count = min(max(free[node, column], 0), cores)
+            if count < lowest:
+                end = times[node, column] - now
+                for c in range(count + 1, lowest + 1):
+                    holes[c] = max(holes[c], end)
+                lowest = count
+        for c in range(1, lowest + 1):
+            holes[c] = math.inf
+    holes[0] = 0.0
+    return holes
 
 
 def _first_windows(times: np.ndarray, free: np.ndarray, cores: int, walltime: float) -> np.ndarray:
