@@ -190,15 +190,17 @@ class PlannedStarts:
         used = int(self.count[node])
         return self.times[node, :used].copy(), self.files[node, :used].copy()
 
-    def put_row(self, node: int, row: tuple[np.ndarray, np.ndarray]) -> None:
-        times, files = row
-        while self.times.shape[1] < len(times):
+    def put_rows(self, nodes: list[int], rows: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Take back the ``rows`` of these nodes that hold a start (``row``)."""
+        kept = [(node, row) for node, row in zip(nodes, rows) if len(row[0])]
+        if not kept:
+            return
+        widths = np.array([len(times) for _, (times, _) in kept])
+        while self.times.shape[1] < widths.max():
             self.grow()
-        self.times[node] = math.inf
-        self.files[node] = -1
-        self.times[node, :len(times)] = times
-        self.files[node, :len(files)] = files
-        self.count[node] = len(times)
+        _put_start_rows(self.times, self.files, self.count, np.array([node for node, _ in kept]),
+                        np.concatenate([times for _, (times, _) in kept]),
+                        np.concatenate([files for _, (_, files) in kept]), widths)
 
 
 def load_seconds(bandwidth: float):
@@ -746,6 +748,21 @@ SLOT_FILLS = np.array([[fill] for _, fill in Slots.FIELDS], dtype=float)
 
 
 @njit(cache=True)
+def _put_start_rows(times, files, count, nodes, row_times, row_files, widths):
+    """``PlannedStarts.put_rows``: row i, ``widths[i]`` long in the
+    concatenated ``row_times`` and ``row_files``, onto node ``nodes[i]``."""
+    offset = 0
+    for index in range(len(nodes)):
+        node, width = nodes[index], widths[index]
+        times[node, :] = math.inf
+        files[node, :] = -1
+        times[node, :width] = row_times[offset:offset + width]
+        files[node, :width] = row_files[offset:offset + width]
+        count[node] = width
+        offset += width
+
+
+@njit(cache=True)
 def _merge_equal_times(times, free, cores):
     """``CoreProfile``'s first rows: equal times take the count of the last of them."""
     for node in range(times.shape[0]):
@@ -881,13 +898,12 @@ class FilePlan:
             array[nodes, :width] = blocks[:, index]
         slots.row_bytes[nodes] = [row[1] for row in rows]
         slots.top[nodes] = np.maximum(slots.top[nodes], [row[2] for row in rows])
-        for node, (_, _, _, new, starts) in zip(nodes, rows):
+        for node, (_, _, _, new, _) in zip(nodes, rows):
             for file_id, column in new:
                 self.new_slots[(node, file_id)] = column
                 self.new_holders.setdefault(file_id, {})[node] = column
                 self.holder_arrays.pop(file_id, None)
-            if len(starts[0]):
-                self.starts.put_row(node, starts)
+        self.starts.put_rows(nodes, [row[4] for row in rows])
         self.count_row_bytes()
 
     def count_row_bytes(self) -> None:
