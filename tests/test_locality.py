@@ -319,7 +319,7 @@ def test_a_core_profile_holes_and_a_row_put_back():
     assert profile.hole_lengths().tolist() == [0, math.inf, math.inf, 5, 5]
     kept = profile.row(1)
     later = CoreProfile(np.array([[2.0] * 4, [2.0, 50.0, 50.0, 50.0]]), 2.0)
-    later.put_rows([0], [kept], [0.0])
+    later.put_rows(np.array([0]), CoreProfile.gather_rows([kept], [0.0]))
     assert later.earliest(3, 3.0)[0] == 2.0    # 3 cores from 2 to 5...
     assert later.earliest(3, 4.0)[0] == 15.0   # ...not for 4 s
     assert later.hole_lengths().tolist() == [0, math.inf, 3, 3, 3]
@@ -505,15 +505,17 @@ def test_rows_kept_after_pinned_jobs_are_the_rows_planned_again(policy, backfill
     ended, its copies loaded, or its jobs passed their planned end
     between the two rounds."""
     class CountedRows(PinnedRows):
-        put = 0
+        put = gathered_again = 0
 
         def put_back(self, *args):
+            gathered = self.gathered
             reused = super().put_back(*args)
             self.put += len(reused)
+            self.gathered_again += bool(reused) and self.gathered is gathered
             return reused
 
     rng = random.Random(f"pinned{policy}{backfill}")
-    put_back = 0
+    put_back = gathered_again = 0
     for _ in range(40):
         memory, ledger, queue = random_state(rng)
         nb_nodes = len(memory.copies)
@@ -535,14 +537,18 @@ def test_rows_kept_after_pinned_jobs_are_the_rows_planned_again(policy, backfill
                     ledger.end(job_id)
         now = rng.choice([1.0, 3.5, 60.0, 250.0])
         outcomes, kept = [], sched.pinned_rows
-        for rows in (kept, CountedRows()):
+        # The kept rows three times (the rows put back are gathered once, then
+        # reused while the same), then none kept.
+        for rows in (kept, kept, kept, CountedRows()):
             sched.pinned_rows = rows
             plan = Plan(sched.core_plan(now), sched.file_plan(now), ledger.busy_nodes(), list(queue))
             _, started = sched.plan_queue(plan, now)
             outcomes.append(([(job.id, where) for job, where in started], plan_state(plan)))
-        assert outcomes[0] == outcomes[1]
+        assert outcomes[0] == outcomes[1] == outcomes[2] == outcomes[3]
         put_back += kept.put > 0
+        gathered_again += kept.gathered_again
     assert put_back >= 10
+    assert gathered_again >= 10
 
 
 def test_pinned_jobs_are_grouped_again_once_they_change():

@@ -282,7 +282,11 @@ class NoFiles:
     def row(self, node: int) -> None:
         return None
 
-    def put_rows(self, nodes: list[int], rows: list[None]) -> None:
+    @staticmethod
+    def gather_rows(nodes: list[int], rows: list[None]) -> None:
+        return None
+
+    def put_rows(self, nodes: np.ndarray, gathered: None) -> None:
         pass
 
     def thaw(self) -> None:
@@ -934,6 +938,10 @@ class PinnedRows:
         # The pinned jobs ``group`` saw last, and node -> their ids there.
         self.grouped_jobs: list[UserJob] = []
         self.grouped: dict[int, tuple[str, ...]] = {}
+        # The rows put back last, gathered (``gather_rows``): often the same
+        # round after round. Keyed by (node, id of its kept row); holds the
+        # kept rows, so no id is reused while it lives.
+        self.gathered: tuple | None = None
 
     def group(self, pinned: list[UserJob]) -> dict[int, tuple[str, ...]]:
         """The ids of the ``pinned`` jobs (in queue order) per history node.
@@ -961,10 +969,16 @@ class PinnedRows:
             holding = [(node, kept) for node, kept in holding if not ends[node]]
         if not holding:
             return set()
-        nodes = [node for node, _ in holding]
-        plan.cores.put_rows(nodes, [kept[2] for _, kept in holding], [kept[1] for _, kept in holding])
-        plan.files.put_rows(nodes, [kept[3] for _, kept in holding])
-        return set(nodes)
+        key = [(node, id(kept)) for node, kept in holding]
+        if self.gathered is None or self.gathered[0] != key:
+            nodes = [node for node, _ in holding]
+            self.gathered = (key, holding, np.array(nodes),
+                             plan.cores.gather_rows([kept[2] for _, kept in holding], [kept[1] for _, kept in holding]),
+                             plan.files.gather_rows(nodes, [kept[3] for _, kept in holding]))
+        _, _, nodes, cores, files = self.gathered
+        plan.cores.put_rows(nodes, cores)
+        plan.files.put_rows(nodes, files)
+        return {node for node, _ in holding}
 
     def keep(self, plan: Plan, by_node: dict[int, tuple[str, ...]], ledger: CoreLedger,
              memory: NodeMemory) -> None:

@@ -190,17 +190,24 @@ class PlannedStarts:
         used = int(self.count[node])
         return self.times[node, :used].copy(), self.files[node, :used].copy()
 
-    def put_rows(self, nodes: list[int], rows: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        """Take back the ``rows`` of these nodes that hold a start (``row``)."""
+    @staticmethod
+    def gather_rows(nodes: list[int], rows: list[tuple[np.ndarray, np.ndarray]]) -> tuple | None:
+        """The ``rows`` of these nodes that hold a start, as ``put_rows``
+        takes them back (None if none does)."""
         kept = [(node, row) for node, row in zip(nodes, rows) if len(row[0])]
         if not kept:
+            return None
+        return (np.array([node for node, _ in kept]), np.concatenate([times for _, (times, _) in kept]),
+                np.concatenate([files for _, (_, files) in kept]), np.array([len(times) for _, (times, _) in kept]))
+
+    def put_rows(self, gathered: tuple | None) -> None:
+        """Take back rows (``gather_rows``) made on the same real copies."""
+        if gathered is None:
             return
-        widths = np.array([len(times) for _, (times, _) in kept])
+        nodes, times, files, widths = gathered
         while self.times.shape[1] < widths.max():
             self.grow()
-        _put_start_rows(self.times, self.files, self.count, np.array([node for node, _ in kept]),
-                        np.concatenate([times for _, (times, _) in kept]),
-                        np.concatenate([files for _, (_, files) in kept]), widths)
+        _put_start_rows(self.times, self.files, self.count, nodes, times, files, widths)
 
 
 def load_seconds(bandwidth: float):
@@ -427,10 +434,15 @@ class CoreAvailability(CoreTimes):
         """What the plan holds for ``node`` (``put_rows`` takes it back)."""
         return self.avail[node].copy()
 
-    def put_rows(self, nodes: list[int], rows: list[np.ndarray], sinces: list[float]) -> None:
-        """Take back ``rows`` made at ``sinces`` after jobs that wait: the
+    @staticmethod
+    def gather_rows(rows: list[np.ndarray], sinces: list[float]) -> np.ndarray:
+        """``rows`` (``row``) made at ``sinces``, as ``put_rows`` takes them back."""
+        return np.stack(rows)
+
+    def put_rows(self, nodes: np.ndarray, gathered: np.ndarray) -> None:
+        """Take back rows (``gather_rows``) made after jobs that wait: the
         first took every core free then, so their times are all after now."""
-        self.avail[nodes] = np.stack(rows)
+        self.avail[nodes] = gathered
         self.count_free_now()
 
     def last_candidate(self, cores: np.ndarray, walltimes: np.ndarray) -> int:
@@ -522,17 +534,22 @@ class CoreProfile:
         """What the plan holds for ``node`` (``put_rows`` takes it back)."""
         return self.times[node, :self.used].copy(), self.free[node, :self.used].copy()
 
-    def put_rows(self, nodes: list[int], rows: list[tuple[np.ndarray, np.ndarray]], sinces: list[float]) -> None:
-        """Take back ``rows`` made at ``sinces``, whose later times are all
-        after now: their times at ``since`` become now, as ``advance`` moves
+    @staticmethod
+    def gather_rows(rows: list[tuple[np.ndarray, np.ndarray]], sinces: list[float]) -> tuple:
+        """``rows`` (``row``) made at ``sinces``, as ``put_rows`` takes them back."""
+        return (np.concatenate([times for times, _ in rows]), np.concatenate([free for _, free in rows]),
+                np.array([len(times) for times, _ in rows]), np.array(sinces))
+
+    def put_rows(self, nodes: np.ndarray, gathered: tuple) -> None:
+        """Take back rows (``gather_rows``) whose later times are all after
+        now: their times at their ``since`` become now, as ``advance`` moves
         them."""
-        widths = np.array([len(times) for times, _ in rows])
+        times, free, widths, sinces = gathered
         width = int(widths.max())
         while self.times.shape[1] < width:
             self.grow()
         self.used = max(self.used, width)
-        _put_profile_rows(self.times, self.free, np.array(nodes), np.concatenate([times for times, _ in rows]),
-                          np.concatenate([free for _, free in rows]), widths, np.array(sinces), self.now, self.cores)
+        _put_profile_rows(self.times, self.free, nodes, times, free, widths, sinces, self.now, self.cores)
         self.reservations += 1
         self.reserved_at[nodes] = self.reservations
         self.count_free_now()
@@ -885,25 +902,38 @@ class FilePlan:
         block = np.array([getattr(slots, name)[node] for name, _ in slots.FIELDS], dtype=float)
         return block, float(slots.row_bytes[node]), int(slots.top[node]), new, self.starts.row(node)
 
-    def put_rows(self, nodes: list[int], rows: list[tuple]) -> None:
-        """Take back ``rows`` of these nodes, made on the same real copies."""
-        slots = self.slots
+    @staticmethod
+    def gather_rows(nodes: list[int], rows: list[tuple]) -> tuple:
+        """The ``rows`` (``row``) of these nodes as ``put_rows`` takes them
+        back: the slots' blocks stacked, the files' own slots merged."""
         width = max(row[0].shape[1] for row in rows)
+        new_slots: dict[tuple[int, int], int] = {}
+        new_holders: dict[int, dict[int, int]] = {}
+        for node, (_, _, _, new, _) in zip(nodes, rows):
+            for file_id, column in new:
+                new_slots[(node, file_id)] = column
+                new_holders.setdefault(file_id, {})[node] = column
+        return (width, _stacked([row[0] for row in rows], width, SLOT_FILLS), np.array([row[1] for row in rows]),
+                np.array([row[2] for row in rows]), new_slots, new_holders,
+                PlannedStarts.gather_rows(nodes, [row[4] for row in rows]))
+
+    def put_rows(self, nodes: np.ndarray, gathered: tuple) -> None:
+        """Take back rows (``gather_rows``) made on the same real copies."""
+        width, blocks, row_bytes, tops, new_slots, new_holders, starts = gathered
+        slots = self.slots
         while slots.file.shape[1] < width:
             slots.grow()
-        blocks = _stacked([row[0] for row in rows], width, SLOT_FILLS)
         for index, (name, fill) in enumerate(slots.FIELDS):
             array = getattr(slots, name)
             array[nodes, width:] = fill
             array[nodes, :width] = blocks[:, index]
-        slots.row_bytes[nodes] = [row[1] for row in rows]
-        slots.top[nodes] = np.maximum(slots.top[nodes], [row[2] for row in rows])
-        for node, (_, _, _, new, _) in zip(nodes, rows):
-            for file_id, column in new:
-                self.new_slots[(node, file_id)] = column
-                self.new_holders.setdefault(file_id, {})[node] = column
-                self.holder_arrays.pop(file_id, None)
-        self.starts.put_rows(nodes, [row[4] for row in rows])
+        slots.row_bytes[nodes] = row_bytes
+        slots.top[nodes] = np.maximum(slots.top[nodes], tops)
+        self.new_slots.update(new_slots)
+        for file_id, holders in new_holders.items():
+            self.new_holders.setdefault(file_id, {}).update(holders)
+            self.holder_arrays.pop(file_id, None)
+        self.starts.put_rows(starts)
         self.count_row_bytes()
 
     def count_row_bytes(self) -> None:
