@@ -12,7 +12,8 @@ the same arrays takes a few µs.
 What. ``plan_run`` plans up to ``count`` jobs of a run, each at the smallest
 score over the nodes (ties: the first node), as ``locality.Placement``
 plans them with ``backfill``: every node is scored first (``NodeScores``'
-lines 3-8, from the plan as it is), then, per job, an argmin, the core
+lines 3-8, from the plan as it is; not when the scores are those it left
+for a job of this kind, nothing planned since), then, per job, an argmin, the core
 plan's reserve, ``FilePlan.record`` and the rescore of its node
 (``NodeScores.rescore_one``). It covers both core plans: without
 backfilling (``CoreAvailability``, the Cores(J)-th earliest core) and with
@@ -86,7 +87,7 @@ def _breakpoint(times, free, node, t, used):
 
 
 @njit(cache=True)
-def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_when_none_free,
+def plan_run(count, score_all, cores, walltime, job_bytes, load_seconds, fid, now, stop_when_none_free,
              policy_code, lem, busy_threshold, W, eviction_weight, penalised,
              profile, avail, times, free, used, reservations, reserved_at, free_now, busy, busy_count,
              has_files, retain_cached, memory_bytes, bandwidth,
@@ -96,7 +97,9 @@ def plan_run(count, cores, walltime, job_bytes, load_seconds, fid, now, stop_whe
              out_node, out_t_k, out_new_column):
     # Helpers taking arrays cost about 100 ns a call here (reference counts), so the scoring loop's code is inline.
     nb_nodes = busy.shape[0]
-    score_from, score_to = 0, nb_nodes   # the nodes to score: every node first, then the node planned
+    # The nodes to score: every node first (unless the scores are those a
+    # run of this kind left, ``score_all`` false), then the node planned.
+    score_from, score_to = 0, nb_nodes if score_all else 0
     planned = new_columns = 0
     need = NEEDS_NOTHING
     while True:

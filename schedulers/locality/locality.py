@@ -1159,6 +1159,9 @@ class Placement:
         end, stop, kind = index, index + limit, job.kind
         while end < stop and queue[end].kind == kind and queue[end].history_node is None:
             end += 1
+        # The scores a run of this kind left are current unless a job was planned since (``node``).
+        score_all = not (scores is not None and scores.alike(job, policy) and scores.compiled_current
+                         and self.node is None)
         if scores is None or not scores.alike(job, policy):
             scores = self.scores = NodeScores(self.scheduler, plan, job, self.now, policy, compiled=True)
         has_files = isinstance(files, FilePlan)
@@ -1187,7 +1190,7 @@ class Placement:
                            if profile else (cores.avail, *_NO_PROFILE))
             done, need, cores.free_now, plan.busy_count, row_bytes_max, new, used, reservations = \
                 alike_runs.plan_run(
-                    count - planned, job.cores, job.walltime, job.size, load_seconds, fid, self.now,
+                    count - planned, score_all, job.cores, job.walltime, job.size, load_seconds, fid, self.now,
                     stop_when_none_free, alike_runs.POLICY_CODES[policy], self.scheduler.policy == "lem",
                     self.scheduler.busy_threshold, scores.W, scores.eviction_weight, scores.penalised,
                     profile, *core_arrays, cores.free_now, plan.busy, plan.busy_count,
@@ -1195,6 +1198,7 @@ class Placement:
                     scores.t_k, scores.t_prime, scores.base, scores.EvictionPenalty, scores.known, scores.scores,
                     out_node[planned:], out_t_k[planned:], out_new_column[planned:])
             planned, new_columns = planned + done, new_columns + new
+            score_all = False
             if profile:
                 cores.used, cores.reservations = used, reservations
             if has_files:
@@ -1263,6 +1267,8 @@ class NodeScores:
         # HEAP_AFTER jobs, the smallest score and base are read off heaps of
         # (value, node), stale entries skipped (None: argmin and min).
         self.rescores = 0
+        # Every node scored by ``alike_runs.plan_run``, in place (``adopt_compiled_run``).
+        self.compiled_current = False
         self.ranked: list[tuple[float, int]] | None = None
         self.base_ranked: list[tuple[float, int]] | None = None
         if compiled:
@@ -1287,6 +1293,7 @@ class NodeScores:
         EvictionPenalty wherever it can count: no bound is left to widen, and
         the heaps are stale."""
         self.rescores += planned
+        self.compiled_current = True
         self.reach = math.inf
         self.base_min = float(self.base.min())
         self.ranked = self.base_ranked = None
