@@ -105,13 +105,25 @@ def plan_run(count, score_all, cores, walltime, job_bytes, load_seconds, fid, no
     while True:
         for node in range(score_from, score_to):   # NodeScores' lines 3-8
             if profile:   # CoreProfile.earliest_on: the first window of Cores(J) cores for WallTime(J)
-                next_bad = tk = math.inf
-                for column in range(used - 1, -1, -1):
+                # Read forward: a window starts where a stretch of columns with
+                # Cores(J) free starts, and fits once the stretch reaches
+                # WallTime(J) later (a column at or after that time, or its end).
+                tk = math.inf
+                stretch = -1
+                for column in range(used):
                     t = times[node, column]
                     if free[node, column] < cores:
-                        next_bad = t
-                    elif t < math.inf and next_bad >= t + walltime:
+                        if stretch >= 0 and t >= tk + walltime:
+                            break
+                        stretch = -1
+                        tk = math.inf
+                    elif stretch < 0:
+                        if t == math.inf:
+                            break
+                        stretch = column
                         tk = t
+                    elif t >= tk + walltime:
+                        break
             else:
                 tk = max(avail[node, cores - 1], now)
             tp = tk

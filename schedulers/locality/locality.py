@@ -1087,6 +1087,8 @@ class Placement:
         self.t_prime = math.inf
         self.placed: dict[str, tuple[int, list | None]] = {}
         self.started: list[UserJob] = []   # in the order they start
+        # plan_run's outputs (node, t_k, new column per job), reused from run to run.
+        self.outputs = (np.empty(0, dtype=np.int64), np.empty(0), np.empty(0, dtype=np.int64))
 
     def earliest_start(self, nb_hosts: int, duration: float, job: UserJob, after: float,
                        latest: float | None = None) -> Slot | None:
@@ -1163,12 +1165,14 @@ class Placement:
         score_all = not (scores is not None and scores.alike(job, policy) and scores.compiled_current
                          and self.node is None)
         if scores is None or not scores.alike(job, policy):
-            scores = self.scores = NodeScores(self.scheduler, plan, job, self.now, policy, compiled=True)
+            scores = self.scores = NodeScores(self.scheduler, plan, job, self.now, policy, compiled=True,
+                                              replaced=scores)
         has_files = isinstance(files, FilePlan)
         fid = files.memory.file_id(job.file) if has_files else -1
         count = end - index
-        out_node, out_new_column = np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64)
-        out_t_k = np.empty(count)
+        if len(self.outputs[0]) < count:
+            self.outputs = (np.empty(2 * count, dtype=np.int64), np.empty(2 * count), np.empty(2 * count, dtype=np.int64))
+        out_node, out_t_k, out_new_column = self.outputs
         if has_files:
             col_of = np.full(len(plan.busy), -1, dtype=np.int64)
             columns = {**files.holders.get(fid, {}), **files.new_holders.get(fid, {})}   # FilePlan._slot's
@@ -1255,14 +1259,15 @@ class NodeScores:
     """
 
     def __init__(self, scheduler: Locality, plan: Plan, job: UserJob, now: float, policy: str,
-                 compiled: bool = False):
-        """``compiled``: the arrays are left for ``alike_runs.plan_run`` to fill."""
+                 compiled: bool = False, replaced: NodeScores | None = None):
+        """``compiled``: the arrays are left for ``alike_runs.plan_run`` to
+        fill, those of ``replaced`` if it was compiled too (it is not used again)."""
         self.plan, self.job, self.now, self.policy = plan, job, now, policy
         self.W, self.eviction_weight = scheduler.W, scheduler.eviction_weight
         self.authors_code = scheduler.authors_code
         self.penalised = policy in ("lea", "leo") and self.eviction_weight > 0
         nb_nodes = len(plan.busy)
-        self.every_node = np.arange(nb_nodes)
+        self.every_node = _every_node(nb_nodes)
         # A burst's rescores change one node at a time: past its first
         # HEAP_AFTER jobs, the smallest score and base are read off heaps of
         # (value, node), stale entries skipped (None: argmin and min).
@@ -1271,9 +1276,14 @@ class NodeScores:
         self.compiled_current = False
         self.ranked: list[tuple[float, int]] | None = None
         self.base_ranked: list[tuple[float, int]] | None = None
+        self.compiled = compiled
         if compiled:
-            self.t_k, self.t_prime, self.base, self.EvictionPenalty, self.scores = np.empty((5, nb_nodes))
-            self.known = np.empty(nb_nodes, dtype=bool)
+            if replaced is not None and replaced.compiled and len(replaced.known) == nb_nodes:
+                self.t_k, self.t_prime, self.base = replaced.t_k, replaced.t_prime, replaced.base
+                self.EvictionPenalty, self.scores, self.known = replaced.EvictionPenalty, replaced.scores, replaced.known
+            else:
+                self.t_k, self.t_prime, self.base, self.EvictionPenalty, self.scores = np.empty((5, nb_nodes))
+                self.known = np.empty(nb_nodes, dtype=bool)
             self.switch = nb_nodes   # LEO's, outside the authors' code
             return
         self.t_k = plan.cores.earliest(job.cores, job.walltime)                         # line 3 (3')
@@ -1495,6 +1505,14 @@ _NO_AVAIL = np.empty((0, 0))
 """``alike_runs.plan_run``'s ``CoreAvailability`` array for a ``CoreProfile`` plan."""
 _NO_PROFILE = (np.empty((0, 0)), np.empty((0, 0), dtype=np.int32), 0, 0, np.empty(0, dtype=np.int64))
 """``alike_runs.plan_run``'s ``CoreProfile`` arrays and counts for a ``CoreAvailability`` plan."""
+
+
+@functools.cache
+def _every_node(nb_nodes: int) -> np.ndarray:
+    """0 .. nb_nodes - 1, read-only: one array for every ``NodeScores``."""
+    nodes = np.arange(nb_nodes)
+    nodes.flags.writeable = False
+    return nodes
 
 
 def _ranked(values: np.ndarray) -> list[tuple[float, int]]:
