@@ -1171,7 +1171,8 @@ class Placement:
         fid = files.memory.file_id(job.file) if has_files else -1
         count = end - index
         if len(self.outputs[0]) < count:
-            self.outputs = (np.empty(2 * count, dtype=np.int64), np.empty(2 * count), np.empty(2 * count, dtype=np.int64))
+            size = 2 * count
+            self.outputs = (np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, dtype=np.int64))
         out_node, out_t_k, out_new_column = self.outputs
         if has_files:
             col_of = np.full(len(plan.busy), -1, dtype=np.int64)
@@ -1280,7 +1281,8 @@ class NodeScores:
         if compiled:
             if replaced is not None and replaced.compiled and len(replaced.known) == nb_nodes:
                 self.t_k, self.t_prime, self.base = replaced.t_k, replaced.t_prime, replaced.base
-                self.EvictionPenalty, self.scores, self.known = replaced.EvictionPenalty, replaced.scores, replaced.known
+                self.EvictionPenalty, self.scores = replaced.EvictionPenalty, replaced.scores
+                self.known = replaced.known
             else:
                 self.t_k, self.t_prime, self.base, self.EvictionPenalty, self.scores = np.empty((5, nb_nodes))
                 self.known = np.empty(nb_nodes, dtype=bool)
