@@ -43,8 +43,8 @@ Options (pybatsim ``-o`` JSON):
   (not at the last job that could start now: the later t_k then differ),
   and the files of jobs pinned to their history node not seen until they
   start (``get_state_before_day_0_scheduler`` records none);
-* ``compiled_runs``: without backfilling and outside ``authors_code``, a
-  job and the alike jobs after it (same cores, walltime and file) are
+* ``compiled_runs``: outside ``authors_code``, with or without
+  backfilling, a job and the alike jobs after it (same cores, walltime and file) are
   planned in compiled code (``alike_runs``), default true; false plans
   every job in Python, with the same decisions;
 * ``round_interval``: at least this many seconds between two rounds,
@@ -1073,9 +1073,9 @@ class Placement:
     ``placed``: job id -> (node, core ids) of each job reserved.
 
     Consecutive alike jobs are scored again on the last job's node only
-    (``NodeScores.rescore``). Without backfilling and outside the authors'
-    code, the walk hands each job and the alike jobs after it to
-    ``plan_run``, which plans them in compiled code. The authors'
+    (``NodeScores.rescore``). Outside the authors' code, the walk hands
+    each job and the alike jobs after it to ``plan_run``, which plans them
+    in compiled code. The authors'
     ``second_phase`` scores each job anew, and leaves ``AuthorsHoles.pinned``
     as the first phase left it: their code sets it there only."""
 
