@@ -44,9 +44,9 @@ Options (pybatsim ``-o`` JSON):
   and the files of jobs pinned to their history node not seen until they
   start (``get_state_before_day_0_scheduler`` records none);
 * ``compiled_runs``: outside ``authors_code``, with or without
-  backfilling, a job and the alike jobs after it (same cores, walltime and file) are
-  planned in compiled code (``alike_runs``), default true; false plans
-  every job in Python, with the same decisions;
+  backfilling, a job and the alike jobs after it (same cores, walltime
+  and file) are planned in compiled code (``alike_runs``), default true;
+  false plans every job in Python, with the same decisions;
 * ``round_interval``: at least this many seconds between two rounds,
   default 0 (a round after every event that changes something, as the
   CCGrid version of the authors' simulator does at its one-second
