@@ -92,6 +92,18 @@ def test_a_planned_start_evicts_a_file_whose_planned_use_ends_at_that_instant():
     assert plan.case(0, "F", 200) == LoadCase.IN_MEMORY
 
 
+def test_a_copy_planned_before_a_start_of_another_file_planned_earlier_is_evicted_there():
+    """Backfilling plans out of time order: F's copy, planned after G's start
+    at 300 was, stays cached after its use until that start (the planned
+    starts, ``PlannedStarts.first_other``)."""
+    memory = NodeMemory(1, MEMORY, BANDWIDTH)
+    plan = FilePlan(memory, now=0)
+    plan.record(0, "G", 1000, t_k=300, t_prime=310, end=400)
+    plan.record(0, "F", 1000, t_k=100, t_prime=110, end=200)
+    assert plan.case(0, "F", 299) == LoadCase.IN_MEMORY
+    assert plan.case(0, "F", 300) == LoadCase.NOT_IN_MEMORY
+
+
 # -- the authors' code (``file_retention: in_use``, ``authors_code``) -------------------
 
 def test_without_retention_a_file_serves_only_a_start_in_the_second_its_last_user_ends():

@@ -45,6 +45,8 @@ import math
 from numba import njit
 import numpy as np
 
+from batio.schedulers.locality.nodememory import first_other_start, insert_start, profile_breakpoint
+
 FCFS, EFT, LEA, LEO = 0, 1, 2, 3
 POLICY_CODES = {"fcfs": FCFS, "eft": EFT, "lea": LEA, "leo": LEO}
 # Why plan_run stopped short of its count with a job it could plan: a row of
@@ -67,23 +69,6 @@ def _unused(last_use, evict_at, x, now, retain_cached):
     if retain_cached:
         return last_use <= x and x < evict_at
     return now <= last_use and last_use <= x
-
-
-@njit(cache=True)
-def _breakpoint(times, free, node, t, used):
-    """``CoreProfile._breakpoint``: the column of ``node``'s row starting at
-    ``t``, inserted if none does; returns it and the new ``used``. The
-    caller leaves a spare column."""
-    index = np.searchsorted(times[node, :used], t)   # bisect_left
-    if index < used and times[node, index] == t:
-        return index, used
-    times[node, index + 1:used + 1] = times[node, index:used].copy()
-    free[node, index + 1:used + 1] = free[node, index:used].copy()
-    times[node, index] = t
-    free[node, index] = free[node, index - 1]
-    if times[node, used] < math.inf:
-        used += 1
-    return index, used
 
 
 @njit(cache=True)
@@ -194,8 +179,8 @@ def plan_run(count, score_all, cores, walltime, job_bytes, load_seconds, fid, no
         if profile:   # CoreProfile.reserve
             reservations += 1
             reserved_at[node] = reservations
-            first, used = _breakpoint(times, free, node, tk, used)
-            stop, used = _breakpoint(times, free, node, end, used)
+            first, used = profile_breakpoint(times, free, node, tk, used)
+            stop, used = profile_breakpoint(times, free, node, end, used)
             was_free = free[node, 0] > 0
             free[node, first:stop] -= cores
             if first == 0:
@@ -236,21 +221,9 @@ def plan_run(count, score_all, cores, walltime, job_bytes, load_seconds, fid, no
                     if other_file >= 0 and other_file != fid and slot_last_use[node, other] <= tk \
                             and tk < slot_evict_at[node, other]:
                         slot_evict_at[node, other] = tk
-                # PlannedStarts.insert, then first_other from the copy's last use
-                starts = start_count[node]
-                at = np.searchsorted(start_times[node, :starts], tk, side="right")
-                start_times[node, at + 1:starts + 1] = start_times[node, at:starts].copy()
-                start_files[node, at + 1:starts + 1] = start_files[node, at:starts].copy()
-                start_times[node, at] = tk
-                start_files[node, at] = fid
-                starts += 1
-                start_count[node] = starts
-                evict_at = math.inf
-                for index in range(np.searchsorted(start_times[node, :starts], slot_last_use[node, column]), starts):
-                    if start_files[node, index] != fid:
-                        evict_at = start_times[node, index]
-                        break
-                slot_evict_at[node, column] = evict_at
+                insert_start(start_times, start_files, start_count, node, tk, fid)
+                slot_evict_at[node, column] = first_other_start(start_times, start_files, start_count, node,
+                                                                slot_last_use[node, column], fid)
         out_node[planned] = node
         out_t_k[planned] = tk
         out_new_column[planned] = new_column

@@ -1161,10 +1161,10 @@ class Placement:
         end, stop, kind = index, index + limit, job.kind
         while end < stop and queue[end].kind == kind and queue[end].history_node is None:
             end += 1
+        alike = scores is not None and scores.alike(job, policy)
         # The scores a run of this kind left are current unless a job was planned since (``node``).
-        score_all = not (scores is not None and scores.alike(job, policy) and scores.compiled_current
-                         and self.node is None)
-        if scores is None or not scores.alike(job, policy):
+        score_all = not (alike and scores.compiled_current and self.node is None)
+        if not alike:
             scores = self.scores = NodeScores(self.scheduler, plan, job, self.now, policy, compiled=True,
                                               replaced=scores)
         has_files = isinstance(files, FilePlan)
@@ -1277,9 +1277,8 @@ class NodeScores:
         self.compiled_current = False
         self.ranked: list[tuple[float, int]] | None = None
         self.base_ranked: list[tuple[float, int]] | None = None
-        self.compiled = compiled
         if compiled:
-            if replaced is not None and replaced.compiled and len(replaced.known) == nb_nodes:
+            if replaced is not None and replaced.compiled_current and len(replaced.known) == nb_nodes:
                 self.t_k, self.t_prime, self.base = replaced.t_k, replaced.t_prime, replaced.base
                 self.EvictionPenalty, self.scores = replaced.EvictionPenalty, replaced.scores
                 self.known = replaced.known

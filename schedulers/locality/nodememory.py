@@ -48,7 +48,6 @@ always be given m distinct cores (interval graphs are perfect).
 """
 from __future__ import annotations
 
-import bisect
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -168,23 +167,12 @@ class PlannedStarts:
         self.files = np.hstack([self.files, np.full_like(self.files, -1)])
 
     def insert(self, node: int, t_k: float, file_id: int) -> None:
-        used = int(self.count[node])
-        if used == self.times.shape[1]:
+        if self.count[node] == self.times.shape[1]:
             self.grow()
-        index = bisect.bisect_right(self.times[node, :used].tolist(), t_k)
-        for row, value in ((self.times[node], t_k), (self.files[node], file_id)):
-            row[index + 1:used + 1] = row[index:used]
-            row[index] = value
-        self.count[node] = used + 1
+        insert_start(self.times, self.files, self.count, node, t_k, file_id)
 
     def first_other(self, node: int, after: float, file_id: int) -> float:
-        """The first start on ``node`` at or after ``after`` of a job of
-        another file than ``file_id`` (inf if none)."""
-        used = int(self.count[node])
-        times = self.times[node, :used].tolist()
-        files = self.files[node, :used].tolist()
-        return next((times[index] for index in range(bisect.bisect_left(times, after), used)
-                     if files[index] != file_id), math.inf)
+        return first_other_start(self.times, self.files, self.count, node, after, file_id)
 
     def row(self, node: int) -> tuple[np.ndarray, np.ndarray]:
         used = int(self.count[node])
@@ -555,18 +543,9 @@ class CoreProfile:
         self.count_free_now()
 
     def _breakpoint(self, node: int, t: float) -> int:
-        row = self.times[node, :self.used].tolist()   # one row: bisect costs less than numpy's call
-        index = bisect.bisect_left(row, t)
-        if index < self.used and row[index] == t:
-            return index
-        if self.used == self.times.shape[1]:
+        if self.used == self.times.shape[1]:   # room for one more column
             self.grow()
-        self.times[node, index + 1:self.used + 1] = self.times[node, index:self.used]
-        self.free[node, index + 1:self.used + 1] = self.free[node, index:self.used]
-        self.times[node, index] = t
-        self.free[node, index] = self.free[node, index - 1]
-        if self.times[node, self.used] < math.inf:
-            self.used += 1
+        index, self.used = profile_breakpoint(self.times, self.free, node, t, self.used)
         return index
 
     def grow(self) -> None:
@@ -762,6 +741,46 @@ def _stacked(rows: list[np.ndarray], width: int, fill) -> np.ndarray:
 
 SLOT_FILLS = np.array([[fill] for _, fill in Slots.FIELDS], dtype=float)
 """``Slots.FIELDS``' fills as a column, for a block of a node's fields (``FilePlan.row``)."""
+
+
+@njit(cache=True)
+def profile_breakpoint(times, free, node, t, used):
+    """``CoreProfile._breakpoint`` (and ``alike_runs``'): the column of
+    ``node``'s row starting at ``t``, inserted if none does; returns it and
+    the new ``used``. The caller leaves a spare column."""
+    index = np.searchsorted(times[node, :used], t)   # bisect_left
+    if index < used and times[node, index] == t:
+        return index, used
+    times[node, index + 1:used + 1] = times[node, index:used].copy()
+    free[node, index + 1:used + 1] = free[node, index:used].copy()
+    times[node, index] = t
+    free[node, index] = free[node, index - 1]
+    if times[node, used] < math.inf:
+        used += 1
+    return index, used
+
+
+@njit(cache=True)
+def insert_start(times, files, count, node, t, file_id):
+    """``PlannedStarts.insert`` (and ``alike_runs``'): a start at ``t``
+    after the equal ones. The caller leaves a spare column."""
+    used = count[node]
+    at = np.searchsorted(times[node, :used], t, side="right")
+    times[node, at + 1:used + 1] = times[node, at:used].copy()
+    files[node, at + 1:used + 1] = files[node, at:used].copy()
+    times[node, at] = t
+    files[node, at] = file_id
+    count[node] = used + 1
+
+
+@njit(cache=True)
+def first_other_start(times, files, count, node, after, file_id):
+    """The first start on ``node`` at or after ``after`` of a job of
+    another file than ``file_id`` (inf if none): a copy's ``evict_at``."""
+    for index in range(np.searchsorted(times[node, :count[node]], after), count[node]):
+        if files[node, index] != file_id:
+            return times[node, index]
+    return math.inf
 
 
 @njit(cache=True)
