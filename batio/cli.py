@@ -148,12 +148,14 @@ def _print_tables(table, baseline):
         print(report.format_text(group, baseline))
 
 
-def _runs_outcome(table, counts, out, report_path):
+def _runs_outcome(table, counts, out, report_path, skipped_pairs=None):
+    """Where the results are, and exit status 1 when a run failed. `skipped_pairs`: a matrix's, said on its page."""
+    on_page = "" if skipped_pairs is None else f"; {skipped_pairs} pairs skipped (see the page)"
     print(f"runs: {counts['planned']} planned (reference runs included), {counts['ran']} run now, "
-          f"{counts['skipped']} already finished")
+          f"{counts['skipped']} already finished{on_page}")
     print(f"results: {Path(out).resolve() / 'results.csv'}")
-    print(f"report:  {report_path}")
-    failed = int((table["status"] != "ok").sum())
+    print(f"{'report:' if skipped_pairs is None else 'page:':<8} {report_path}")
+    failed = int((table["status"] != "ok").sum()) if len(table) else 0
     if failed:
         print(f"batio: {failed} of {len(table)} runs failed: see the error column of results.csv", file=sys.stderr)
         return 1
@@ -207,15 +209,7 @@ def command_matrix(args):
                f"{counts['skipped']} reused from its output folder; the policy runs took {simulated:.0f} s "
                "of simulation wall time in all (sum of the policy runs' own wall times).")
     page = write_page(Path(args.page) if args.page else Path(out) / "matrix.md", table, skipped, summaries, made_by)
-    print(f"runs: {counts['planned']} planned (reference runs included), {counts['ran']} run now, "
-          f"{counts['skipped']} already finished; {len(skipped)} pairs skipped (see the page)")
-    print(f"results: {Path(out).resolve() / 'results.csv'}")
-    print(f"page:    {page}")
-    failed = int((table["status"] != "ok").sum()) if len(table) else 0
-    if failed:
-        print(f"batio: {failed} of {len(table)} runs failed: see the page and results.csv", file=sys.stderr)
-        return 1
-    return 0
+    return _runs_outcome(table, counts, out, page, skipped_pairs=len(skipped))
 
 
 def command_parity(args):
