@@ -31,7 +31,7 @@ from batio.schedulers.catios.iodemand import encode
 from batio.schedulers.backfill import Backfill
 from batio.schedulers.catios.catios import Catios
 from batio.schedulers.catios.tioas import Tioas
-from bench_inputs import NOW, FakeBatsim, machine_state, random_size_and_walltime
+from bench_inputs import NOW, FakeBatsim, machine_state, random_size_and_walltime, timed_round
 
 B = 43e9  # bytes/s: EquilibrIO's scaled Theta file system, as in bench_sched.py
 LENGTHS = {"60 s": 60, "1 h": 3_600, "6 h": 21_600, "24 h": 86_400}
@@ -139,18 +139,9 @@ def round_times(rounds: int, seed: int) -> None:
         times = [round_time(cls, options, running, waiting) for _ in range(rounds)]
         ms = np.array([t for t, _ in times])
         print(f"{label:<28} {np.median(ms):>10.2f} {ms.max():>8.2f} {times[-1][1]:>8}")
-    easy = []
-    for _ in range(rounds):
-        scheduler = Backfill({"backfill_max": 1})
-        scheduler.bs = CallingBatsim(NOW)
-        scheduler.onSimulationBegins()
-        for job, start in running:
-            scheduler.mark_running(job, job.allocation, start)
-        scheduler.waiting = list(waiting)
-        begin = time.perf_counter()
-        plan = scheduler.schedule()
-        easy.append((time.perf_counter() - begin) * 1e3)
-    print(f"{'EASY (no I/O)':<28} {np.median(easy):>10.2f} {max(easy):>8.2f} {len(plan.started):>8}")
+    easy = [timed_round(Backfill({"backfill_max": 1}), CallingBatsim(NOW), running, waiting) for _ in range(rounds)]
+    ms = np.array([t for t, _ in easy])
+    print(f"{'EASY (no I/O)':<28} {np.median(ms):>10.2f} {ms.max():>8.2f} {easy[-1][1]:>8}")
 
 
 def main():

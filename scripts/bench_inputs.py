@@ -1,6 +1,8 @@
 """Inputs shared by the benchmarks: a 1,098-host platform with a storage
 host (Theta scaled down 4x, as in EquilibrIO) and synthetic workloads."""
 
+import time
+
 import numpy as np
 
 NB_HOSTS = 1098
@@ -76,6 +78,19 @@ class FakeBatsim:
 
     def reject_jobs(self, jobs):
         pass
+
+
+def timed_round(scheduler, batsim, running, waiting):
+    """Wall time (ms) of one ``schedule()`` of a new ``scheduler`` given the running
+    jobs (pairs job, start) and the queue, and how many jobs it started."""
+    scheduler.bs = batsim
+    scheduler.onSimulationBegins()
+    for job, start in running:
+        scheduler.mark_running(job, job.allocation, start)
+    scheduler.waiting = list(waiting)
+    begin = time.perf_counter()
+    plan = scheduler.schedule()
+    return (time.perf_counter() - begin) * 1e3, len(plan.started)
 
 
 def random_size_and_walltime(rng):

@@ -33,7 +33,7 @@ from batio.catalog import scheduler_file_and_options
 from batio.engine.run import RunSpec, simulate
 from batio.schedulers.backfill import Backfill
 from bench_inputs import (NB_HOSTS, NOW, FakeBatsim, backfill_workload, machine_state, platform_xml,
-                          random_size_and_walltime)
+                          random_size_and_walltime, timed_round)
 
 BANDWIDTH_LIMIT = 43.0  # GB/s, EquilibrIO's scaled Theta file system
 QUEUE_LENGTHS = (100, 1_000, 5_000)
@@ -64,19 +64,9 @@ def random_job(rng, name, submit_time):
 def round_times(backfill_max, queue_length, rounds, seed):
     rng = np.random.default_rng(seed)
     running, waiting = machine_state(rng, queue_length, random_job)
-    durations, started = [], 0
-    for _ in range(rounds):
-        scheduler = BandwidthBackfill({"backfill_max": backfill_max})
-        scheduler.bs = FakeBatsim(NOW)
-        scheduler.onSimulationBegins()
-        for job, start in running:
-            scheduler.mark_running(job, job.allocation, start)
-        scheduler.waiting = list(waiting)
-        begin = time.perf_counter()
-        plan = scheduler.schedule()
-        durations.append(time.perf_counter() - begin)
-        started = len(plan.started)
-    return np.array(durations) * 1e3, len(running), started
+    times = [timed_round(BandwidthBackfill({"backfill_max": backfill_max}), FakeBatsim(NOW), running, waiting)
+             for _ in range(rounds)]
+    return np.array([ms for ms, _ in times]), len(running), times[-1][1]
 
 
 def whole_run(policy, count, seed):
