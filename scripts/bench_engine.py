@@ -7,7 +7,7 @@ free hosts, no planning), so the figures are the engines'; scripts/bench_sched.p
 measures batio's policies. Each case runs on the embedded engine in both
 protocol modes and, when a ``batsim`` binary is on PATH, on real Batsim with
 the same pybatsim scheduler; the last column is the wall-time ratio to real
-Batsim, measured in this one run. When ``batsched`` is on PATH too, a last
+Batsim, measured in this run. When ``batsched`` is on PATH too, a last
 row runs real Batsim with batsched's ``fcfs_fast`` (C++, the same decisions
 as the greedy scheduler): the fastest any Batsim run of the case gets on this
 machine. Goals (issue 16): in-process >= 1,000 delay jobs/s and a ratio <= 1.0.
