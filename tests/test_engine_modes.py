@@ -1,11 +1,17 @@
 """In-process and socket modes give identical output files; the run record
-names the SimGrid build that ran the simulation."""
+names the SimGrid build that ran the simulation, and a build known not to run
+the engine is refused in one line."""
 
 import importlib.util
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
+
+from batio.engine.run import check_simgrid
+from batio.errors import EngineError
 from conftest import workload
 
 PROFILES = {
@@ -45,3 +51,14 @@ def test_the_run_record_names_the_simgrid_build_that_ran_it(simulate_workload):
     record = json.loads(Path(f"{run.prefix}_run.json").read_text())
     assert record["simgrid_module"] == importlib.util.find_spec("simgrid").origin
     assert re.fullmatch(r"\d+\.\d+(\.\d+)?", record["simgrid_version"])
+
+
+def test_a_simgrid_known_to_hang_is_refused_in_one_line_and_the_tested_ones_pass():
+    """PyPI's SimGrid 4.1 hangs at the first I/O sample; a user must learn why at once."""
+    with pytest.raises(EngineError) as refused:
+        check_simgrid(SimpleNamespace(simgrid_version="4.1.0", __file__="/site-packages/simgrid.so"))
+    message = str(refused.value)
+    assert message.startswith("SimGrid 4.1.0 (/site-packages/simgrid.so): ") and "remaining_ratio" in message
+    assert "\n" not in message
+    for tested in ("3.32.0", "4.1.1"):  # Debian's, and the development branch's (docs/performance.md)
+        check_simgrid(SimpleNamespace(simgrid_version=tested, __file__="simgrid.so"))

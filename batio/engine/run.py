@@ -60,6 +60,16 @@ class RunSpec:
     sg_config: list = field(default_factory=list)  # SimGrid options OPT:VALUE, as Batsim's --sg-cfg
 
 
+# SimGrid releases whose Python bindings cannot run this engine, and why. 4.1.0
+# (PyPI's `simgrid` 4.1) declares Exec.remaining_ratio with a GIL release that
+# pybind11 2 ignores (pybind11 3 refuses to compile it): reading a transfer's
+# progress then keeps the GIL through a hand-over to maestro, and the run hangs
+# at its first I/O sample, using no CPU (seen here on the demo).
+UNUSABLE_SIMGRIDS = {
+    "4.1.0": "its Python bindings hang on reading a transfer's progress (Exec.remaining_ratio keeps the GIL)",
+}
+
+
 def _import_simgrid_quietly():
     """SimGrid prints a configuration notice on stderr when imported."""
     stderr = os.dup(2)
@@ -70,7 +80,17 @@ def _import_simgrid_quietly():
     finally:
         os.dup2(stderr, 2)
         os.close(stderr)
+    check_simgrid(simgrid)
     return simgrid
+
+
+def check_simgrid(simgrid):
+    """Refuse, in one line, a SimGrid whose bindings are known not to run this engine."""
+    version = getattr(simgrid, "simgrid_version", "unknown")
+    if version in UNUSABLE_SIMGRIDS:
+        raise EngineError(f"SimGrid {version} ({simgrid.__file__}): {UNUSABLE_SIMGRIDS[version]}. Use Debian's "
+                          "python3-simgrid (3.32, what batio is tested with) or SimGrid's development branch "
+                          "(4.1.1, docs/performance.md)")
 
 
 def file_digest(path):
