@@ -6,11 +6,12 @@ import importlib.util
 import json
 import re
 from pathlib import Path
+import sys
 from types import SimpleNamespace
 
 import pytest
 
-from batio.engine.run import check_simgrid
+from batio.engine.run import RunSpec, check_simgrid, run_here
 from batio.errors import EngineError
 from conftest import workload
 
@@ -62,3 +63,13 @@ def test_a_simgrid_known_to_hang_is_refused_in_one_line_and_the_tested_ones_pass
     assert "\n" not in message
     for tested in ("3.32.0", "4.1.1"):  # Debian's, and the development branch's (docs/performance.md)
         check_simgrid(SimpleNamespace(simgrid_version=tested, __file__="simgrid.so"))
+
+
+def test_without_simgrids_bindings_the_embedded_engine_says_so_in_one_line(monkeypatch, tmp_path):
+    """Not "an internal engine error": the user lacks a package, and --engine batsim still works."""
+    monkeypatch.setitem(sys.modules, "simgrid", None)  # what `import simgrid` sees where it is not installed
+    with pytest.raises(EngineError) as refused:
+        run_here(RunSpec("platform.xml", ["workload.json"], "scheduler.py", str(tmp_path / "out")))
+    message = str(refused.value)
+    assert message.startswith("the embedded engine needs SimGrid's Python bindings") and "python3-simgrid" in message
+    assert "--engine batsim" in message and "\n" not in message
