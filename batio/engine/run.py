@@ -78,8 +78,9 @@ def _import_simgrid_quietly():
             os.dup2(null.fileno(), 2)
             import simgrid
     except ImportError as error:
-        raise EngineError(f"the embedded engine needs SimGrid's Python bindings, which do not import here ({error}): "
-                          "install Debian's python3-simgrid (scripts/install.sh does), or use --engine batsim") from None
+        raise EngineError(f"the embedded engine needs SimGrid's Python bindings, which do not import here "
+                          f"({error}): install Debian's python3-simgrid (scripts/install.sh does), "
+                          "or use --engine batsim") from None
     finally:
         os.dup2(stderr, 2)
         os.close(stderr)
