@@ -38,6 +38,7 @@ import time
 from bench_inputs import NB_HOSTS, delay_workload, pfs_workload, platform_xml
 
 from batio.engine.run import RunSpec, simulate
+from batio.errors import exits_on_error
 from batio.real_batsim import run_with_batsim_binary
 
 GREEDY = Path(__file__).resolve().parents[1] / "tests" / "schedulers" / "greedy.py"
@@ -58,6 +59,7 @@ def run(engine, spec):
     return time.perf_counter() - started, result["peak_rss_mb"]
 
 
+@exits_on_error
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--delay-jobs", type=int, default=10000)
@@ -77,7 +79,8 @@ def main():
         engines += ["batsim"] + (["batsched"] if shutil.which("batsched") else [])
     # Which SimGrid the embedded engine loads decides its speed (docs/performance.md):
     # Debian's thread contexts, or a build whose Python actors run on raw contexts.
-    print(f"embedded engine's SimGrid module: {importlib.util.find_spec('simgrid').origin}")
+    # None: the first embedded run says, in one line, what to install.
+    print(f"embedded engine's SimGrid module: {getattr(importlib.util.find_spec('simgrid'), 'origin', None)}")
     wall_header = "wall s" if args.repeat == 1 else f"median wall s of {args.repeat} (range)"
     print(f"{'case':<20} {'engine':<10} {'jobs/s':>8} {'peak MB':>8} {wall_header:>{max(7, len(wall_header))}} "
           f"{'/ batsim':>9}")
