@@ -19,11 +19,13 @@ import tempfile
 
 from batio.catalog import scheduler_file_and_options
 from batio.engine.run import RunSpec, simulate
+from batio.errors import exits_on_error
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ROOT / "platforms" / "stria15_lustre_fig4.xml"
 
 
+@exits_on_error
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=1)

@@ -50,11 +50,13 @@ from bench_inputs import delay_workload, platform_xml
 
 from batio.catalog import scheduler_file_and_options
 from batio.engine.run import RunSpec, simulate
+from batio.errors import exits_on_error
 from batio.real_batsim import run_with_batsim_binary
 
 log = logging.getLogger("bench_scaling")
 
 
+@exits_on_error
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", default="1000,10000,100000", help="comma-separated job counts")

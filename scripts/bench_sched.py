@@ -31,6 +31,7 @@ import pandas as pd
 
 from batio.catalog import scheduler_file_and_options
 from batio.engine.run import RunSpec, simulate
+from batio.errors import exits_on_error
 from batio.schedulers.backfill import Backfill
 from bench_inputs import (NB_HOSTS, NOW, FakeBatsim, backfill_workload, machine_state, platform_xml,
                           random_size_and_walltime, timed_round)
@@ -84,6 +85,7 @@ def whole_run(policy, count, seed):
         return float(schedule["scheduling_time"][0]), wall, float(schedule["makespan"][0])
 
 
+@exits_on_error
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=50)

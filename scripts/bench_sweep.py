@@ -16,9 +16,11 @@ import tempfile
 import time
 
 from batio import report
+from batio.errors import exits_on_error
 from batio.sweep import gather, load_config, plan, run_all, write_results
 
 
+@exits_on_error
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("config", help="a sweep YAML file (docs/sweeps.md)")

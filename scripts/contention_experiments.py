@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import contention_platforms as cp  # noqa: E402
 
 from batio import sweep  # noqa: E402
+from batio.errors import exits_on_error  # noqa: E402
 from batio.tables import markdown_table  # noqa: E402
 
 RESULTS = ROOT / "scripts" / "results"
@@ -290,6 +291,7 @@ def equilibrio(out, workers):
 PAPERS = {"stria": stria, "periodic": periodic, "catios": catios, "equilibrio": equilibrio}
 
 
+@exits_on_error
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("papers", nargs="+", choices=list(PAPERS))
