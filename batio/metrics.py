@@ -1,9 +1,14 @@
 """Metrics of one run, computed from its output files only.
 
-Definitions (all over the jobs that ran, i.e. not rejected):
+Definitions (over the jobs that ran, i.e. not rejected):
 - makespan: the last finish time (Batsim's definition, from time 0);
 - wait: starting_time - submission_time;
 - slowdown: Batsim's ``stretch``, turnaround / execution time;
+- bounded slowdown: max(1, turnaround / max(execution time, tau)), tau = 10 s
+  by default: the Parallel Workloads Archive literature's measure (Feitelson,
+  Rudolph, Schwiegelshohn, Sevcik and Wong, "Theory and practice in parallel
+  job scheduling", JSSPP 1997), which keeps jobs of a few seconds from
+  dominating the mean as they do Batsim's stretch;
 - utilisation: sum of execution_time x requested hosts, over compute hosts x
   makespan (the fraction of compute host-time spent running jobs);
 - bytes moved: read plus written on storage hosts (``_io.csv``; runs on real
@@ -14,6 +19,14 @@ loads of ``schedulers/locality/locality.py``) are means, not the user's work: th
 metrics cover the jobs of the input workloads only, which Batsim names
 ``w0``, ``w1``, ... in the order they were given. Their bytes still count in
 bytes moved.
+
+The evaluated window: when a workload marks its jobs' ``category`` (paper
+004's Figure 1, written by ``batio import --warmup/--cooldown`` and by
+``batio.windows``), the per-job metrics (wait, slowdown, bounded slowdown)
+cover the evaluated jobs (category 1) only; the jobs around them load the
+machine and are not measured (a job without a category counts as
+evaluated, as in ``schedulers/locality/metrics.py``). Makespan, utilisation
+and bytes moved describe the whole run.
 """
 
 import json
@@ -21,9 +34,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from batio.errors import InputError
+from batio.importers.common import EVALUATED
+
 # The columns of a comparison's or a sweep's results, per run (summarize, and the I/O slowdown).
-METRICS = ("jobs", "succeeded", "makespan", "mean_wait", "max_wait", "mean_slowdown", "max_slowdown",
-           "utilisation", "bytes_moved", "mean_io_slowdown", "max_io_slowdown")
+METRICS = ("jobs", "succeeded", "evaluated_jobs", "makespan", "mean_wait", "max_wait", "mean_slowdown",
+           "max_slowdown", "mean_bounded_slowdown", "max_bounded_slowdown", "utilisation", "bytes_moved",
+           "mean_io_slowdown", "max_io_slowdown")
+# The bounded slowdown's threshold (seconds): the literature's usual 10 s.
+DEFAULT_BSLD_TAU = 10.0
 
 
 # Batsim leaves these empty for a rejected job; job ids and metadata keep
@@ -57,38 +76,93 @@ def bytes_moved(prefix):
     return float(total)
 
 
-def summarize(prefix, nb_compute=None):
-    """Return the summary of the run whose outputs start with ``prefix``."""
+def job_categories(workload_files):
+    """{(workload name, job id): category} of the jobs of ``workload_files``
+    (Batsim names them w0, w1, ... in order) that carry a ``category``."""
+    categories = {}
+    for index, path in enumerate(workload_files):
+        try:
+            jobs = json.loads(Path(path).read_text()).get("jobs", [])
+        except (OSError, ValueError) as error:
+            raise InputError(path, f"cannot read the run's workload for its jobs' categories: {error}") from None
+        for job in jobs:
+            if "category" in job:
+                categories[(f"w{index}", str(job["id"]))] = job["category"]
+    return categories
+
+
+def bounded_slowdowns(jobs, tau=DEFAULT_BSLD_TAU):
+    """Per job: max(1, turnaround / max(execution time, tau)) (see the module doc)."""
+    return (jobs["turnaround_time"] / jobs["execution_time"].clip(lower=tau)).clip(lower=1.0)
+
+
+def evaluated(jobs, categories):
+    """(the evaluated jobs, the window's description): category 1 when the workloads mark categories."""
+    if not categories:
+        return jobs, "all jobs"
+    keys = zip(jobs["workload_name"], jobs["job_id"].astype(str))
+    kept = [categories.get(key, EVALUATED) == EVALUATED for key in keys]
+    return jobs[kept], f"category {EVALUATED}"
+
+
+def summarize(prefix, nb_compute=None, tau=DEFAULT_BSLD_TAU):
+    """Return the summary of the run whose outputs start with ``prefix``; ``tau``: the bounded slowdown's."""
     record_path = Path(f"{prefix}_run.json")
     record = json.loads(record_path.read_text()) if record_path.exists() else None
     if nb_compute is None:
         nb_compute = record["nb_compute_resources"]
     jobs = read_jobs(prefix)
+    categories = {}
     if record is not None:
         inputs = {f"w{index}" for index in range(len(record["spec"]["workloads"]))}
         jobs = jobs[jobs["workload_name"].isin(inputs)]
+        categories = job_categories(record["spec"]["workloads"])
     ran = jobs[jobs["final_state"] != "REJECTED"]
     makespan = float(ran["finish_time"].max()) if len(ran) else 0.0
     busy = float((ran["execution_time"] * ran["requested_number_of_resources"]).sum())
+    in_window, window = evaluated(jobs, categories)
+    measured = in_window[in_window["final_state"] != "REJECTED"]
+    bounded = bounded_slowdowns(measured, tau)
+
+    def mean_max(values):
+        return (float(values.mean()), float(values.max())) if len(values) else (0.0, 0.0)
+
+    (mean_wait, max_wait), (mean_slowdown, max_slowdown), (mean_bounded, max_bounded) = (
+        mean_max(measured["waiting_time"]), mean_max(measured["stretch"]), mean_max(bounded))
     return {
         "jobs": int(len(jobs)),
         "succeeded": int((jobs["final_state"] == "COMPLETED_SUCCESSFULLY").sum()),
+        "evaluated_jobs": int(len(in_window)),
+        "window": window,
         "makespan": makespan,
-        "mean_wait": float(ran["waiting_time"].mean()) if len(ran) else 0.0,
-        "max_wait": float(ran["waiting_time"].max()) if len(ran) else 0.0,
-        "mean_slowdown": float(ran["stretch"].mean()) if len(ran) else 0.0,
-        "max_slowdown": float(ran["stretch"].max()) if len(ran) else 0.0,
+        "mean_wait": mean_wait,
+        "max_wait": max_wait,
+        "mean_slowdown": mean_slowdown,
+        "max_slowdown": max_slowdown,
+        "mean_bounded_slowdown": mean_bounded,
+        "max_bounded_slowdown": max_bounded,
+        "bsld_tau": float(tau),
         "utilisation": busy / (nb_compute * makespan) if makespan > 0 else 0.0,
         "bytes_moved": bytes_moved(prefix),
     }
 
 
+def window_text(summary):
+    """The evaluated window in words, e.g. "777 of 930 jobs (category 1)"."""
+    if summary["window"] == "all jobs":
+        return f"all {summary['jobs']} jobs (no categories in the workload)"
+    return f"{summary['evaluated_jobs']} of {summary['jobs']} jobs ({summary['window']})"
+
+
 def format_summary(summary):
     rows = [
         ("jobs (succeeded)", f"{summary['jobs']} ({summary['succeeded']})"),
+        ("evaluated", window_text(summary)),
         ("makespan", f"{summary['makespan']:.1f} s"),
         ("mean wait", f"{summary['mean_wait']:.1f} s"),
         ("mean / max slowdown", f"{summary['mean_slowdown']:.3f} / {summary['max_slowdown']:.3f}"),
+        (f"mean / max bounded slowdown (tau {summary['bsld_tau']:g} s)",
+         f"{summary['mean_bounded_slowdown']:.3f} / {summary['max_bounded_slowdown']:.3f}"),
         ("utilisation", f"{100 * summary['utilisation']:.1f} %"),
         ("bytes moved", "unknown" if summary["bytes_moved"] != summary["bytes_moved"]
          else f"{summary['bytes_moved'] / 1e9:.3f} GB"),
