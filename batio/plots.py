@@ -6,7 +6,9 @@
   bursts line up with the jobs that cause them;
 - ``utilisation_over_time``: the fraction of compute hosts running a job
   (from ``_machine_states.csv``), one line per policy;
-- ``slowdown_distributions``: per-job slowdown and I/O slowdown, one box per policy.
+- ``slowdown_distributions``: per-job slowdown and I/O slowdown, one box per policy;
+- ``metric_intervals``: each policy's mean of a metric over replicas with its
+  95 % interval as an error bar, one panel per metric.
 
 matplotlib's ``Figure`` is used without pyplot: no global state and no
 display, so figures can be drawn from any thread or worker.
@@ -157,6 +159,24 @@ def slowdown_distributions(slowdowns, io_slowdowns, path, title):
     _boxes(axes[0], slowdowns, "slowdown (turnaround / execution time)")
     if panels == 2:
         _boxes(axes[1], io_slowdowns, "I/O slowdown (execution time / alone)")
+    figure.suptitle(title)
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
+def metric_intervals(summary, metrics, headings, path, title):
+    """One panel per metric of ``summary`` (report.summary_table's rows of one group):
+    each policy's mean, with its ``METRIC_ci`` half-width as an error bar when known."""
+    shown = [metric for metric in metrics if summary[metric].notna().any()]
+    figure = Figure(figsize=(3.2 * max(len(shown), 1), 3.8), layout="constrained")
+    axes = np.atleast_1d(figure.subplots(1, max(len(shown), 1)))
+    policies = list(summary["policy"])
+    for panel, metric in zip(axes, shown):
+        means = summary[metric].to_numpy(dtype=float)
+        errors = np.nan_to_num(summary[f"{metric}_ci"].to_numpy(dtype=float))  # no interval: no bar
+        panel.errorbar(range(len(policies)), means, yerr=errors, fmt="o", capsize=4)
+        panel.set_xticks(range(len(policies)), policies, rotation=20, fontsize=8)
+        panel.set_title(headings[metric], fontsize=9)
     figure.suptitle(title)
     figure.savefig(path, dpi=DPI)
     return path

@@ -2,12 +2,14 @@
 
     OUT/report/report.md     tables, figures, failed runs, inputs and definitions
     OUT/report/summary.csv   one row per (platform, workload, engine) x policy:
-                             metrics averaged over seeds, and their ratios to the baseline
+                             metrics averaged over replicas with their 95 % intervals, their
+                             ratios to the baseline and paired differences (batio.uncertainty)
     OUT/report/results.csv   one row per run (a copy of OUT/results.csv)
     OUT/report/figures/      PNG figures (one sub-folder per group when there are several)
 
 Runs are grouped by platform, workload and engine; within a group the
-policies are compared on the same inputs, averaged over seeds.
+policies are compared on the same inputs, over replicas: the seeds of a
+generated workload, or the windows of a trace (seed k is window k).
 """
 
 from datetime import UTC, datetime
@@ -17,7 +19,7 @@ import shutil
 
 import pandas as pd
 
-from batio import __version__, metrics, plots
+from batio import __version__, metrics, plots, uncertainty
 from batio.metrics import METRICS, job_io_slowdowns
 from batio.names import slug
 from batio.tables import markdown_table
@@ -30,16 +32,26 @@ SHOWN = {
     "max_wait": ("max wait (s)", "{:.1f}"),
     "mean_slowdown": ("mean slowdown", "{:.3f}"),
     "max_slowdown": ("max slowdown", "{:.3f}"),
+    "mean_bounded_slowdown": ("mean bounded slowdown", "{:.3f}"),
+    "max_bounded_slowdown": ("max bounded slowdown", "{:.3f}"),
     "utilisation": ("utilisation", "{:.1%}"),
     "bytes_moved": ("bytes moved (GB)", "{:.2f}"),
     "mean_io_slowdown": ("mean I/O slowdown", "{:.3f}"),
     "max_io_slowdown": ("max I/O slowdown", "{:.3f}"),
 }
 SCALE = {"bytes_moved": 1e-9}
+# The metrics whose paired differences get a verdict, and those where higher is better.
+JUDGED = ("makespan", "mean_wait", "mean_slowdown", "mean_bounded_slowdown", "utilisation", "mean_io_slowdown")
+HIGHER_IS_BETTER = {"utilisation", "succeeded"}
 DEFINITIONS = """\
 - **makespan**: the last job's finish time, from time 0 (Batsim's definition).
 - **wait**: starting time - submission time; mean and max over the jobs that ran.
+- **evaluated**: when the workload marks its jobs' categories (`batio import --warmup/--cooldown`,
+  or `--windows`), wait and (bounded) slowdown cover the evaluated jobs (category 1) only;
+  the others load the machine. Makespan, utilisation and bytes moved cover the whole run.
 - **slowdown**: Batsim's stretch, turnaround time / execution time, per job; mean and max.
+- **bounded slowdown**: max(1, turnaround time / max(execution time, tau)), tau = 10 s
+  unless `--bsld-tau` (Feitelson et al., JSSPP 1997): jobs of a few seconds do not dominate it.
 - **utilisation**: sum over jobs of execution time x hosts, over compute hosts x makespan.
 - **bytes moved**: bytes read plus written on the storage hosts, from `out_io.csv`
   (measured by batio's embedded engine; empty for runs on real Batsim).
@@ -50,24 +62,34 @@ DEFINITIONS = """\
   sharing the storage and the network: 1.0 means no interference. Mean and max
   over the jobs that succeeded in both runs; empty when a job has no walltime.
 - **ratios** (x): the policy's value over the baseline's, both averaged over the
-  seeds whose runs succeeded. Lower is better except for utilisation.
+  replicas whose runs succeeded. Lower is better except for utilisation.
+- **replicas**: the seeds of a generated workload (`--seeds K`), or consecutive windows of
+  a trace (`--windows LENGTH`: window k is seed k; see `batio/windows.py`).
+- **+- (95 % interval)**: mean +- t(0.975, n-1) x sd / sqrt(n) over the n replicas (Student t).
+- **difference to the baseline**: the policy's value minus the baseline's on the same
+  replica, with its 95 % Student t interval over the pairs and the paired t test's p;
+  the Wilcoxon signed-rank test's p is given from 6 pairs on (below, it cannot reach 5 %).
+  An interval that covers 0 reads "no significant difference". One replica gives no
+  uncertainty estimate at all (see `batio/uncertainty.py`).
 """
 
 
 # -- tables -------------------------------------------------------------------------------
 def summary_table(results, baseline=None):
-    """One row per group x policy: runs, seeds, mean of each metric over the successful runs,
-    and ``METRIC_ratio`` columns (policy / baseline) when a baseline is given."""
+    """One row per group x policy: runs, replicas, mean of each metric over the successful runs
+    with ``METRIC_ci`` (95 % half-width), and when a baseline is given ``METRIC_ratio`` (policy /
+    baseline) and the paired difference to it (``METRIC_diff``, ``_diff_ci``, ``_p_t``,
+    ``_p_wilcoxon``, ``_verdict``; see batio.uncertainty)."""
     rows = []
     for keys, group in results.groupby(GROUP_KEYS, sort=False, dropna=False):
         for policy, runs in group.groupby("policy", sort=False):
             ok = runs[runs["status"] == "ok"]
             seeds = sorted({int(seed) for seed in runs["seed"].dropna()})
+            windows = ok["window"].dropna().unique() if "window" in ok else []
             row = dict(zip(GROUP_KEYS, keys), policy=policy, runs=len(runs), runs_ok=len(ok),
-                       seeds=" ".join(map(str, seeds)))
+                       seeds=" ".join(map(str, seeds)), window=", ".join(map(str, windows)))
             for metric in METRICS:
-                values = pd.to_numeric(ok[metric], errors="coerce") if metric in ok else pd.Series(dtype=float)
-                row[metric] = float(values.mean()) if values.notna().any() else math.nan
+                row[metric], row[f"{metric}_ci"] = uncertainty.interval(_values(ok, metric))
             rows.append(row)
     summary = pd.DataFrame(rows)
     if baseline is not None and len(summary):
@@ -77,7 +99,33 @@ def summary_table(results, baseline=None):
         for metric in METRICS:
             reference = aligned[metric].where(aligned[metric] != 0).to_numpy(dtype=float)
             summary[f"{metric}_ratio"] = summary[metric].to_numpy(dtype=float) / reference
+        differences = [_paired(results, row, baseline) for row in summary.itertuples(index=False)]
+        summary = pd.concat([summary, pd.DataFrame(differences, index=summary.index)], axis=1)
     return summary
+
+
+def _values(runs, metric):
+    return pd.to_numeric(runs[metric], errors="coerce") if metric in runs else pd.Series(dtype=float)
+
+
+def _paired(results, row, baseline):
+    """The paired differences of one summary row's policy to the baseline, replica by replica (same seed)."""
+    if row.policy == baseline:
+        return {}
+    ok = results[results["status"] == "ok"]
+    same_group = (ok[GROUP_KEYS] == pd.Series({key: getattr(row, key) for key in GROUP_KEYS})).all(axis=1)
+    ok = ok[same_group]
+    pairs = ok[ok["policy"] == row.policy].merge(ok[ok["policy"] == baseline], on="seed", suffixes=("", "_base"))
+    columns = {"pairs": len(pairs)}
+    for metric in METRICS:
+        if metric not in pairs:
+            continue
+        result = uncertainty.paired(_values(pairs, metric), _values(pairs, f"{metric}_base"),
+                                    lower_is_better=metric not in HIGHER_IS_BETTER)
+        columns.update({f"{metric}_diff": result.mean, f"{metric}_diff_ci": result.half_width,
+                        f"{metric}_p_t": result.p_t, f"{metric}_p_wilcoxon": result.p_wilcoxon,
+                        f"{metric}_verdict": result.verdict})
+    return columns
 
 
 def shown_value(metric, value):
@@ -87,14 +135,31 @@ def shown_value(metric, value):
     return SHOWN[metric][1].format(value * SCALE.get(metric, 1))
 
 
+def shown_interval(metric, mean, half_width):
+    """``mean ± half-width`` as tables show the metric (the mean alone without an interval)."""
+    cell = shown_value(metric, mean)
+    if cell != "-" and not (half_width is None or math.isnan(half_width)):
+        cell += f" ± {shown_value(metric, half_width)}"
+    return cell
+
+
+def evaluated_cell(row):
+    """The evaluated window of a summary row, e.g. "777 of 930 (category 1)" (means over replicas)."""
+    if math.isnan(row["evaluated_jobs"]):
+        return "-"
+    return f"{row['evaluated_jobs']:.0f} of {row['jobs']:.0f} ({row['window'] or '?'})"
+
+
 def table_cells(group, baseline=None):
-    """(header, rows) of one group's summary: one row per metric, one column per policy."""
+    """(header, rows) of one group's summary: one row per metric, one column per policy;
+    values are means over replicas ± their 95 % half-width, with the ratio to the baseline."""
     header = ["metric"] + [f"{policy} (baseline)" if policy == baseline else policy for policy in group["policy"]]
-    rows = [["runs ok"] + [f"{row.runs_ok}/{row.runs}" for row in group.itertuples()]]
+    rows = [["runs ok"] + [f"{row.runs_ok}/{row.runs}" for row in group.itertuples()],
+            ["evaluated jobs"] + [evaluated_cell(row) for _, row in group.iterrows()]]
     for metric, (heading, _) in SHOWN.items():
         cells = [heading]
         for _, row in group.iterrows():
-            cell = shown_value(metric, row[metric])
+            cell = shown_interval(metric, row[metric], row[f"{metric}_ci"])
             ratio = row.get(f"{metric}_ratio", math.nan)
             if baseline is not None and row["policy"] != baseline and cell != "-" and not math.isnan(ratio):
                 cell += f" ({ratio:.2f}x)"
@@ -103,12 +168,50 @@ def table_cells(group, baseline=None):
     return header, rows
 
 
-def format_text(group, baseline=None):
-    header, rows = table_cells(group, baseline)
+def _p(value):
+    return "-" if value is None or math.isnan(value) else f"{value:.3g}"
+
+
+def difference_cells(group, baseline):
+    """(header, rows): each policy's paired difference to the baseline on the judged metrics."""
+    header = ["policy", "metric", "difference to baseline (95 % interval)", "pairs", "p (paired t)",
+              "p (Wilcoxon)", "verdict"]
+    rows = []
+    for _, row in group[group["policy"] != baseline].iterrows():
+        for metric in JUDGED:
+            if f"{metric}_diff" not in row or math.isnan(row[f"{metric}_diff"]):
+                continue  # no value in the pairs (e.g. no I/O slowdown without reference runs)
+            rows.append([row["policy"], SHOWN[metric][0],
+                         shown_interval(metric, row[f"{metric}_diff"], row[f"{metric}_diff_ci"]),
+                         f"{row['pairs']:.0f}", _p(row[f"{metric}_p_t"]), _p(row[f"{metric}_p_wilcoxon"]),
+                         row[f"{metric}_verdict"]])
+    return header, rows
+
+
+def replica_note(group):
+    """What the replicas are, or that there is no uncertainty estimate."""
+    replicas = int(group["runs_ok"].min()) if len(group) else 0
+    seeds = group["seeds"].iloc[0] if len(group) else ""
+    if replicas < 2:
+        return ("One replica: no uncertainty estimate (no interval, no test). Replicas come from --seeds K "
+                "(a workload generator) or --windows LENGTH (a trace).")
+    return f"Means over {replicas} replicas (seeds or windows {seeds}) ± their 95 % Student t interval."
+
+
+def _aligned(header, rows):
     widths = [max(len(str(line[i])) for line in [header] + rows) for i in range(len(header))]
-    lines = ["  ".join(str(cell).ljust(width) if i == 0 else str(cell).rjust(width)
-                       for i, (cell, width) in enumerate(zip(line, widths))) for line in [header] + rows]
-    return "\n".join(lines)
+    return "\n".join("  ".join(str(cell).ljust(width) if i == 0 else str(cell).rjust(width)
+                                for i, (cell, width) in enumerate(zip(line, widths))) for line in [header] + rows)
+
+
+def format_text(group, baseline=None):
+    """The summary table as text, the replicas, and the paired differences to the baseline."""
+    text = [_aligned(*table_cells(group, baseline)), replica_note(group)]
+    if baseline is not None and int(group["runs_ok"].min()) >= 2:
+        header, rows = difference_cells(group, baseline)
+        if rows:
+            text.append(_aligned(header, rows))
+    return "\n".join(text)
 
 
 def groups_of(summary):
@@ -191,12 +294,18 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
     for keys, group in groups:
         platform, workload, engine = keys
         lines += [f"## {workload} on {platform} ({engine} engine)", ""]
-        seeds = group["seeds"].iloc[0]
-        if seeds:
-            lines += [f"Mean over seeds {seeds}.", ""]
-        lines += [markdown_table(*table_cells(group, baseline), align_right_from=1), ""]
+        lines += [replica_note(group), "", markdown_table(*table_cells(group, baseline), align_right_from=1), ""]
         in_group = results[(results[GROUP_KEYS] == pd.Series(dict(zip(GROUP_KEYS, keys)))).all(axis=1)]
         figures_dir = report_dir / "figures" / (slug(f"{workload}-{platform}-{engine}") if len(groups) > 1 else "")
+        if baseline is not None and int(group["runs_ok"].min()) >= 2:
+            header, rows = difference_cells(group, baseline)
+            figures_dir.mkdir(parents=True, exist_ok=True)
+            path = plots.metric_intervals(group, JUDGED, {m: SHOWN[m][0] for m in JUDGED},
+                                          figures_dir / "intervals.png", f"{workload} on {platform}: means "
+                                          "and 95 % intervals over replicas")
+            lines += [f"Paired differences to **{baseline}**, replica by replica:", "",
+                      markdown_table(header, rows, align_right_from=2), "",
+                      f"![means and 95 % intervals]({path.relative_to(report_dir)})", ""]
         lines += [line + "\n" for line in _figures(in_group, out, keys, figures_dir, report_dir)]
     failed = [(row.policy, row, row.error) for row in results.itertuples() if row.status != "ok"]
     failed += [("reference run (jobs alone): no I/O slowdown", row, row.reference_error)
