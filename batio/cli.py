@@ -31,6 +31,8 @@ TIMEOUT_HELP = ("embedded engine: wall-clock seconds one scheduler decision may 
 MAX_IDLE_HELP = ("embedded engine: simulated seconds the scheduler may let pass with jobs waiting and none running "
                  f"(or calling itself back with nothing left to do) before the run stops as stuck "
                  f"(default {DEFAULT_MAX_IDLE_S:g})")
+BSLD_TAU_HELP = (f"the bounded slowdown's threshold: max(1, turnaround / max(execution time, tau)) "
+                 f"(default {metrics.DEFAULT_BSLD_TAU:g} s)")
 
 
 def _options(text):
@@ -130,7 +132,7 @@ def command_run(args):
         from batio.engine.platform import classify, read_properties
         properties, _ = read_properties(spec.platform)
         nb_compute = len(classify(spec.platform, list(properties), spec.roles, spec.master_host).compute)
-    summary = metrics.summarize(spec.out_prefix, nb_compute)
+    summary = metrics.summarize(spec.out_prefix, nb_compute, tau=args.bsld_tau)
     print(f"{Path(spec.scheduler).stem} {json.dumps(spec.options)} on {Path(spec.platform).name} "
           f"with {', '.join(Path(w).name for w in spec.workloads)} ({args.engine} engine)")
     print(metrics.format_summary(summary))
@@ -168,8 +170,10 @@ def command_compare(args):
     run_options = {"mode": args.mode, "io_sample_period": args.io_sample_period}
     run_options.update({key: value for key, value in (("timeout", args.timeout), ("max_idle", args.max_idle))
                         if value is not None})
+    window_options = {"count": args.window_count, "warmup": args.window_warmup, "cooldown": args.window_cooldown}
     grid = comparison_grid(args.platform, args.workload, args.schedulers, args.options_of, args.seeds,
-                           args.baseline, args.engine, io_slowdown=not args.no_io_slowdown, run_options=run_options)
+                           args.baseline, args.engine, io_slowdown=not args.no_io_slowdown, run_options=run_options,
+                           windows=args.windows, window_options=window_options, bsld_tau=args.bsld_tau)
     table, counts, report_path = compare(grid, args.out, workers=args.workers,
                                          progress=not args.quiet and sys.stderr.isatty())
     _print_tables(table, grid.baseline)
@@ -314,6 +318,7 @@ def parser():
                      help="beyond Batsim: each storage host serves one transfer at a time, first come first "
                           "served (the model of seed paper 001); default: fair sharing, as in Batsim")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--bsld-tau", type=float, default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS", help=BSLD_TAU_HELP)
     run.set_defaults(handler=command_run)
 
     comparison = commands.add_parser("compare", help="several schedulers on one platform and workload: "
@@ -327,6 +332,16 @@ def parser():
     comparison.add_argument("--options-of", action="append", default=[], metavar="NAME=JSON",
                             help="options of one scheduler, e.g. --options-of easy='{\"order\": \"sjf\"}'")
     comparison.add_argument("--seeds", type=int, help="K: run on the generator's workloads for seeds 1..K")
+    comparison.add_argument("--windows", metavar="LENGTH",
+                            help="replicas of a trace: cut the workload file's evaluated span into consecutive "
+                                 "windows of LENGTH (e.g. 7d), each one replica (see batio/windows.py)")
+    comparison.add_argument("--window-count", type=int, metavar="N", help="only the first N windows (default: all)")
+    comparison.add_argument("--window-warmup", metavar="DURATION",
+                            help="jobs submitted this long before a window load the machine, unevaluated (default 0)")
+    comparison.add_argument("--window-cooldown", metavar="DURATION",
+                            help="jobs submitted this long after a window load the machine, unevaluated (default 0)")
+    comparison.add_argument("--bsld-tau", type=float, default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS",
+                            help=BSLD_TAU_HELP)
     comparison.add_argument("--baseline", help="the scheduler the ratios are to (default: the first)")
     comparison.add_argument("--engine", choices=ENGINES, default="embedded")
     comparison.add_argument("--out", required=True, help="output folder: report/, results.csv, runs/")
@@ -443,7 +458,7 @@ def check_numbers(args):
     port = getattr(args, "port", None)
     if port is not None and not 1 <= port <= 65535:
         raise InputError("--port", f"must be a TCP port from 1 to 65535, got {port}")
-    for option in ("timeout", "max_idle", "io_sample_period"):
+    for option in ("timeout", "max_idle", "io_sample_period", "bsld_tau"):
         value = getattr(args, option, None)
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"--{option.replace('_', '-')}", f"must be a finite number of seconds > 0, got {value}")

@@ -8,6 +8,11 @@ same on every run and runs once (the engine is deterministic), so
 own gets it through its options (``--options-of NAME='{"seed": 3}'``), or
 a grid in a sweep.
 
+Windows are the replicas of a trace: ``--windows 7d`` over a workload file
+cuts its evaluated span into consecutive windows of 7 days, each one
+replica (``batio.windows``: how the jobs around a window are handled); run k
+is window k, as it would be seed k of a generator.
+
 The comparison is a grid of ``batio.sweep`` with one platform and one
 workload: the same run folders, resuming, table and report
 (``batio.report``), with every metric also given as a ratio to the
@@ -20,7 +25,10 @@ from pathlib import Path
 from batio import catalog
 from batio.catalog import is_batsched
 from batio.errors import InputError
-from batio.sweep import Grid, Policy, WorkloadSource, check_grid, is_generator, load_generator, run_grid
+from batio.importers.common import parse_duration
+from batio.metrics import DEFAULT_BSLD_TAU
+from batio.sweep import Grid, Policy, WorkloadSource, check_grid, check_tau, is_generator, load_generator, run_grid
+from batio.windows import window_count
 
 
 def parse_schedulers(text):
@@ -60,12 +68,34 @@ def workload_source(name):
     return WorkloadSource(Path(name).stem, path=str(Path(catalog.workload_path(name)).resolve()))
 
 
+def windows_source(source, windows, count=None, warmup=None, cooldown=None):
+    """The replicas of a trace: (a generator source of its windows, their number); see batio.windows."""
+    if source.generator:
+        raise InputError("--windows", f"cut a workload file (an imported trace) into windows, not the generator "
+                                      f"{source.generator}: its replicas are --seeds")
+    length = parse_duration(windows, "--windows")
+    margins = {key: parse_duration(text, option) if text is not None else 0.0
+               for key, text, option in (("warmup", warmup, "--window-warmup"),
+                                         ("cooldown", cooldown, "--window-cooldown"))}
+    count = window_count(source.path, length, count)
+    args = {"path": source.path, "length": length, **margins, "count": count}
+    return WorkloadSource(f"{source.label}-{windows}-windows", generator="batio.windows:trace_window",
+                          args=args), count
+
+
 def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, baseline=None, engine="embedded",
-                    io_slowdown=True, run_options=None):
-    """The grid of a comparison, from ``batio compare``'s arguments."""
+                    io_slowdown=True, run_options=None, windows=None, window_options=None, bsld_tau=DEFAULT_BSLD_TAU):
+    """The grid of a comparison, from ``batio compare``'s arguments; ``window_options``:
+    ``windows_source``'s count, warmup and cooldown."""
     names = parse_schedulers(schedulers) if isinstance(schedulers, str) else list(schedulers)
     options = parse_options_of(options_of, names)
     source = workload_source(workload)
+    check_tau(bsld_tau, "--bsld-tau", None)
+    if windows is not None:
+        if seeds is not None:
+            raise InputError("--windows", "windows are the replicas of a trace, seeds those of a generator: "
+                                          "give one of --windows and --seeds")
+        source, seeds = windows_source(source, windows, **(window_options or {}))
     if seeds is not None and source.path:
         raise InputError("--seeds", f"workload {workload!r} is a file, the same on every run: seeds apply to "
                                     "workload generators (--workload MODULE:FUNCTION, e.g. "
@@ -79,13 +109,17 @@ def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, b
         raise InputError("--baseline", f"{baseline!r} is not one of --schedulers ({', '.join(names)})")
     policies = [Policy(labels[name], name, options.get(name, {})) for name in names]
     command = " ".join([f"batio compare --platform {platform} --workload {workload} --schedulers {','.join(names)}"]
-                       + [f"--options-of '{pair}'" for pair in options_of] + ([f"--seeds {seeds}"] if seeds else [])
+                       + [f"--options-of '{pair}'" for pair in options_of]
+                       + ([f"--windows {windows}"] if windows else [f"--seeds {seeds}"] if seeds else [])
+                       + [f"--window-{key} {value}" for key, value in (window_options or {}).items()
+                          if value is not None]
+                       + ([f"--bsld-tau {bsld_tau:g}"] if bsld_tau != DEFAULT_BSLD_TAU else [])
                        + [f"--engine {engine}"])
     platform_file = str(Path(catalog.platform_path(platform)).resolve())
     grid = Grid(source="batio compare", made_from=command, platforms=[(Path(platform).stem, platform_file)],
                 workloads=[source], policies=policies, seeds=list(range(1, (seeds or 1) + 1)), engines=[engine],
                 baseline=labels[baseline] if baseline is not None else policies[0].label,
-                io_slowdown=io_slowdown, run_options=dict(run_options or {}))
+                io_slowdown=io_slowdown, run_options=dict(run_options or {}), bsld_tau=bsld_tau)
     check_grid(grid)
     return grid
 

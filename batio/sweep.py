@@ -74,6 +74,7 @@ CONFIG_KEYS = {
     "engines": f"a list among {', '.join(ENGINES)}",
     "baseline": "the label of the policy the others are compared with",
     "io_slowdown": "true (default) or false: run the reference runs the I/O slowdown needs",
+    "bsld_tau": "the bounded slowdown's threshold in seconds, > 0 (default 10)",
     "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds, max_idle: seconds, "
                    "io_exclusive: true|false}",
 }
@@ -117,6 +118,7 @@ class Grid:
     baseline: str | None = None
     io_slowdown: bool = True
     run_options: dict = field(default_factory=dict)
+    bsld_tau: float = metrics.DEFAULT_BSLD_TAU
     made_from: str | None = None   # what the report says the grid came from (default: source)
 
 
@@ -198,7 +200,9 @@ def load_config(path):
         baseline=config.get("baseline"),
         io_slowdown=config.get("io_slowdown", True),
         run_options=_run_options(config.get("run_options", {}), path, per_run=True),
+        bsld_tau=config.get("bsld_tau", metrics.DEFAULT_BSLD_TAU),
     )
+    check_tau(grid.bsld_tau, path, "bsld_tau")
     if not isinstance(grid.io_slowdown, bool):
         raise InputError(path, f"expected true or false, got {grid.io_slowdown!r}", field="io_slowdown")
     if "seeds" in config and not any(source.generator for source in grid.workloads):
@@ -359,6 +363,12 @@ def _per_run_name(value, source, where):
     if name != "seed" and not WORKLOAD_FIELD.fullmatch(name):
         raise InputError(source, f"unknown per-run value {value!r}: expected {PER_RUN_VALUES}", field=where)
     return name
+
+
+def check_tau(tau, source, where):
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau < math.inf:
+        raise InputError(source, f"expected the bounded slowdown's threshold in seconds > 0, got {tau!r}",
+                         field=where)
 
 
 def check_grid(grid):
@@ -783,8 +793,9 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
 
 
 # -- the table ------------------------------------------------------------------------------
-def gather(runs, out):
-    """The tidy table of the policy runs (one row each) with the I/O slowdown from their reference runs."""
+def gather(runs, out, tau=metrics.DEFAULT_BSLD_TAU):
+    """The tidy table of the policy runs (one row each) with the I/O slowdown from their reference runs;
+    a run summarised with another bounded slowdown threshold than ``tau`` is summarised again."""
     out = Path(out)
     results = {run.run_id: read_result(run, out) or {**run.identity(), "status": "missing", "error": "not run"}
                for run in runs}
@@ -793,6 +804,8 @@ def gather(runs, out):
         if run.kind != "policy":
             continue
         row = dict(results[run.run_id])
+        if row["status"] == "ok" and row.get("bsld_tau") != tau:
+            row.update(metrics.summarize(out / row["run_dir"] / "out", tau=tau))
         row["mean_io_slowdown"] = row["max_io_slowdown"] = math.nan
         reference = results.get(run.reference_run)
         # Without its reference run a row has no I/O slowdown: say why.
@@ -871,7 +884,7 @@ def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False
     out.mkdir(parents=True, exist_ok=True)
     runs = plan(grid, out)
     counts = run_all(runs, out, workers, scheduler_address, retry_failed, progress)
-    table = gather(runs, out)
+    table = gather(runs, out, grid.bsld_tau)
     write_results(table, out)
     report_path = report.write_report(table, out, baseline=grid.baseline, title=title or Path(grid.source).stem,
                                       made_from=grid.made_from or grid.source)
