@@ -337,3 +337,27 @@ def test_equilibrio_config_is_the_scripts_grid(tmp_path):
         assert options == sorted(json.dumps(known, sort_keys=True)
                                  for _, _, known in experiments.configurations([seed], 0.5))
     assert {len(json.loads(Path(run.workload_file).read_text())["jobs"]) for run in policies} == {1290}
+
+
+def test_a_sweep_pairs_a_traces_windows_and_takes_the_bounded_slowdowns_tau(tmp_path):
+    # tests/test_compare.py's trace: window k has A (12 hosts, a = 50 + 10k s) at 0, B (8 hosts, 40 s) at 1,
+    # C (4 hosts, 10 s) at 2. Under FCFS, B waits a - 1 and C a - 2. With tau 50 s the bounded slowdowns are
+    # A 1, B (a + 39) / 50, C (a + 8) / 50: window 1 (a = 60) 1, 1.98, 1.36; window 2 (a = 70) 1, 2.18, 1.56.
+    # Mean over the two windows: (4.34 / 3 + 4.74 / 3) / 2 = 1.51333.
+    from test_compare import _windowed_trace
+    trace = _windowed_trace(tmp_path / "trace.json")
+    config = write_config(tmp_path, {
+        "platforms": ["cluster16_pfs"], "schedulers": ["fcfs", "easy"], "baseline": "fcfs", "seeds": 2,
+        "workloads": [{"generator": "batio.windows:trace_window", "name": "weeks",
+                       "args": {"path": str(trace), "length": 100}}],
+        "io_slowdown": False, "bsld_tau": 50})
+    table, _, report = run_grid(load_config(config), tmp_path / "out", workers=0, progress=False)
+    fcfs = table[table["policy"] == "fcfs"].set_index("seed")
+    assert list(fcfs["bsld_tau"]) == [50, 50]
+    assert fcfs.loc[1, "mean_bounded_slowdown"] == pytest.approx(4.34 / 3, abs=1e-3)
+    summary = pd.read_csv(tmp_path / "out" / "report" / "summary.csv").set_index("policy")
+    assert summary.loc["fcfs", "mean_bounded_slowdown"] == pytest.approx(1.51333, abs=1e-3)
+    assert summary.loc["easy", "pairs"] == 2 and "mean_bounded_slowdown_diff_ci" in summary
+    with pytest.raises(InputError, match="field 'bsld_tau': expected the bounded slowdown's threshold"):
+        load_config(write_config(tmp_path, {"platforms": ["cluster16_pfs"], "schedulers": ["fcfs"],
+                                            "workloads": ["demo"], "bsld_tau": 0}, "bad.yaml"))
