@@ -91,6 +91,9 @@ def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, b
     options = parse_options_of(options_of, names)
     source = workload_source(workload)
     check_tau(bsld_tau, "--bsld-tau", None)
+    given = [key for key, value in (window_options or {}).items() if value is not None]
+    if windows is None and given:
+        raise InputError(f"--window-{given[0]}", "applies to the windows of a trace: give --windows LENGTH too")
     if windows is not None:
         if seeds is not None:
             raise InputError("--windows", "windows are the replicas of a trace, seeds those of a generator: "

@@ -76,6 +76,12 @@ def test_seeds_apply_to_workload_generators(tmp_path):
     (["--workload", "nowhere.json"], "no such workload file"),
     (["--workload", "batio.workloads.nowhere:make"], "cannot import generator module"),
     (["--workload", "demo", "--schedulers", "fcfs,batsched:easy_bf"], "runs only against real Batsim"),
+    (["--workload", "demo", "--window-count", "2"], "--window-count: applies to the windows of a trace"),
+    (["--workload", "demo", "--windows", "1w", "--seeds", "2"], "give one of --windows and --seeds"),
+    (["--workload", "batio.workloads.demo:demo_workload", "--windows", "1d"], "its replicas are --seeds"),
+    (["--workload", "demo", "--windows", "1w"], "shorter than one window of 604800 s"),
+    (["--workload", "demo", "--windows", "7 days"], "--windows: expected a duration"),
+    (["--workload", "demo", "--bsld-tau", "0"], "--bsld-tau: must be a finite number of seconds > 0"),
 ])
 def test_argument_errors_are_one_clear_line(tmp_path, capsys, arguments, message):
     if "--schedulers" not in arguments:
