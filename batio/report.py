@@ -305,7 +305,9 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
                                           "and 95 % intervals over replicas")
             lines += [f"Paired differences to **{baseline}**, replica by replica:", "",
                       markdown_table(header, rows, align_right_from=2), "",
-                      f"![means and 95 % intervals]({path.relative_to(report_dir)})", ""]
+                      f"![means and 95 % intervals]({path.relative_to(report_dir)})", "",
+                      "Intervals of two policies' means may overlap while their paired difference "
+                      "excludes 0: the verdicts come from the paired differences.", ""]
         lines += [line + "\n" for line in _figures(in_group, out, keys, figures_dir, report_dir)]
     failed = [(row.policy, row, row.error) for row in results.itertuples() if row.status != "ok"]
     failed += [("reference run (jobs alone): no I/O slowdown", row, row.reference_error)
