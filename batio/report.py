@@ -192,6 +192,8 @@ def replica_note(group):
     """What the replicas are, or that there is no uncertainty estimate."""
     replicas = int(group["runs_ok"].min()) if len(group) else 0
     seeds = group["seeds"].iloc[0] if len(group) else ""
+    if replicas == 0:
+        return "A policy has no successful run: no comparison and no uncertainty estimate."
     if replicas < 2:
         return ("One replica: no uncertainty estimate (no interval, no test). Replicas come from --seeds K "
                 "(a workload generator) or --windows LENGTH (a trace).")

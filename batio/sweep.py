@@ -366,6 +366,7 @@ def _per_run_name(value, source, where):
 
 
 def check_tau(tau, source, where):
+    """The bounded slowdown's threshold (``bsld_tau``, ``--bsld-tau``) is a number of seconds > 0."""
     if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau < math.inf:
         raise InputError(source, f"expected the bounded slowdown's threshold in seconds > 0, got {tau!r}",
                          field=where)
