@@ -105,18 +105,33 @@ def evaluated(jobs, categories):
     return jobs[kept], f"category {EVALUATED}"
 
 
+def run_record(prefix):
+    """The run's ``_run.json``, None for outputs without one."""
+    path = Path(f"{prefix}_run.json")
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def input_jobs(prefix, record):
+    """(the jobs of the input workloads, their categories) of the run's outputs."""
+    jobs = read_jobs(prefix)
+    if record is None:
+        return jobs, {}
+    inputs = {f"w{index}" for index in range(len(record["spec"]["workloads"]))}
+    return jobs[jobs["workload_name"].isin(inputs)], job_categories(record["spec"]["workloads"])
+
+
+def measured_jobs(prefix):
+    """The jobs the per-job metrics cover: the evaluated input jobs that ran."""
+    in_window, _ = evaluated(*input_jobs(prefix, run_record(prefix)))
+    return in_window[in_window["final_state"] != "REJECTED"]
+
+
 def summarize(prefix, nb_compute=None, tau=DEFAULT_BSLD_TAU):
     """Return the summary of the run whose outputs start with ``prefix``; ``tau``: the bounded slowdown's."""
-    record_path = Path(f"{prefix}_run.json")
-    record = json.loads(record_path.read_text()) if record_path.exists() else None
+    record = run_record(prefix)
     if nb_compute is None:
         nb_compute = record["nb_compute_resources"]
-    jobs = read_jobs(prefix)
-    categories = {}
-    if record is not None:
-        inputs = {f"w{index}" for index in range(len(record["spec"]["workloads"]))}
-        jobs = jobs[jobs["workload_name"].isin(inputs)]
-        categories = job_categories(record["spec"]["workloads"])
+    jobs, categories = input_jobs(prefix, record)
     ran = jobs[jobs["final_state"] != "REJECTED"]
     makespan = float(ran["finish_time"].max()) if len(ran) else 0.0
     busy = float((ran["execution_time"] * ran["requested_number_of_resources"]).sum())
@@ -175,8 +190,9 @@ def job_io_slowdowns(prefix, reference_prefix):
     """Per job: its execution time in the run over its execution time alone on
     the machine (the reference run), for jobs that succeeded in both. Compute
     is never shared between jobs (unless --enable-compute-sharing), so what
-    slows a job down is the links and storage it shares: its I/O."""
-    run, alone = read_jobs(prefix), read_jobs(reference_prefix)
+    slows a job down is the links and storage it shares: its I/O. Over the
+    evaluated jobs when the run's workloads mark categories."""
+    run, alone = measured_jobs(prefix), read_jobs(reference_prefix)
     keys = ["workload_name", "job_id"]
     run = run[run["final_state"] == "COMPLETED_SUCCESSFULLY"].astype({"job_id": str})
     alone = alone[alone["final_state"] == "COMPLETED_SUCCESSFULLY"].astype({"job_id": str})

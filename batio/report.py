@@ -244,14 +244,13 @@ def _figures(results, out, keys, figures_dir, report_dir):
     for policy, runs in ok.groupby("policy", sort=False):
         stretch, io = [], []
         for row in runs.itertuples():
-            jobs = metrics.read_jobs(out / row.run_dir / "out")
-            stretch += list(jobs.loc[jobs["final_state"] != "REJECTED", "stretch"].dropna())
+            stretch += list(metrics.measured_jobs(out / row.run_dir / "out")["stretch"].dropna())
             reference = _reference_dir(out, row.reference_run)
             if reference is not None:
                 io += list(job_io_slowdowns(out / row.run_dir / "out", reference / "out"))
         slowdowns[policy], io_slowdowns[policy] = stretch, io
     path = plots.slowdown_distributions(slowdowns, io_slowdowns, figures_dir / "slowdown.png",
-                                        f"per-job slowdowns, {keys[1]} / {keys[0]} (all seeds)")
+                                        f"per-job slowdowns, {keys[1]} / {keys[0]} (evaluated jobs, all replicas)")
     lines.append(f"![per-job slowdown distributions]({path.relative_to(report_dir)})")
     return lines
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from batio.metrics import format_summary, summarize
+from batio.metrics import format_summary, job_io_slowdowns, summarize
 from conftest import workload
 
 DELAY10 = {"d": {"type": "delay", "delay": 10}}
@@ -85,3 +85,12 @@ def test_the_metrics_of_a_categorised_workload_cover_its_evaluated_jobs(tmp_path
     assert re.search(r"evaluated +2 of 4 jobs \(category 1\)", format_summary(summary))
     unmarked = summarize(_finished_run(tmp_path, jobs))
     assert (unmarked["mean_wait"], unmarked["window"]) == (pytest.approx(285), "all jobs")
+
+
+def test_the_io_slowdown_of_a_categorised_workload_covers_its_evaluated_jobs(tmp_path):
+    # A (category 0) runs 20 s against 10 s alone, B (category 1) 15 s against 10 s: only B's 1.5 counts.
+    (tmp_path / "run").mkdir()
+    (tmp_path / "alone").mkdir()
+    run = _finished_run(tmp_path / "run", [("A", 0, 0, 20), ("B", 0, 0, 15)], {"A": 0, "B": 1})
+    alone = _finished_run(tmp_path / "alone", [("A", 0, 0, 10), ("B", 30, 0, 10)], {"A": 0, "B": 1})
+    assert job_io_slowdowns(run, alone).to_dict() == {"B": 1.5}
