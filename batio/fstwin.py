@@ -6,8 +6,8 @@ benchmark run; docs/formats.md, "TOKIO-ABC summaries"). The model of one run,
 on one storage link per file system:
 
 - the benchmark's ``darshan_nprocs`` processes are n clients, each limited to
-  its configuration's per-client rate ``l_c`` (application, direction, n and
-  file system make a configuration);
+  its configuration's per-client rate ``l_c`` (application, shared file or
+  file per process, direction, n and file system make a configuration);
 - the other jobs' traffic measured during the run, B bytes/s (the file
   system's read plus written bytes minus the run's own, over its duration),
   is m = ceil(B / l_bg) background clients of B/m each;
@@ -43,7 +43,8 @@ MIB = 2.0 ** 20
 # The columns the twin reads (upstream names; UPSTREAM_summaries_README.md).
 COLUMNS = ("_file_system", "darshan_app", "darshan_nprocs", "darshan_start_time", "darshan_end_time",
            "darshan_agg_perf_by_slowest_posix", "darshan_tot_bytes_read_posix",
-           "darshan_tot_bytes_written_posix", "fs_tot_gibs_read", "fs_tot_gibs_written")
+           "darshan_tot_bytes_written_posix", "darshan_biggest_read_api_files", "darshan_biggest_write_api_files",
+           "fs_tot_gibs_read", "fs_tot_gibs_written")
 NUMERIC = COLUMNS[2:]
 # Why a row is not used, checked in this order; each skipped row is counted under one.
 SKIPS = (("_file_system", "no file system (not a run on the file systems the traffic was measured on)"),
@@ -121,10 +122,15 @@ def _runs(frame):
     duration = (frame["darshan_end_time"] - frame["darshan_start_time"]).clip(lower=1.0)
     total = (frame["fs_tot_gibs_read"] + frame["fs_tot_gibs_written"].fillna(0.0)) * GIB
     background = (total - read - written).clip(lower=0.0) / duration
-    config = frame["app"] + "/" + direction + "/" + clients.astype(str) + "/" + frame["_file_system"]
+    # IOR runs both shared-file and file-per-process: the files of the run's direction tell them apart.
+    files = np.where(direction == "write", frame["darshan_biggest_write_api_files"],
+                     frame["darshan_biggest_read_api_files"])
+    layout = np.where(files > 1, "fpp", "shared")
+    config = (frame["app"] + "/" + layout + "/" + direction + "/" + clients.astype(str) + "/"
+              + frame["_file_system"])
     return pd.DataFrame({
         "line": frame["line"], "start": pd.to_datetime(frame["darshan_start_time"], unit="s"),
-        "file_system": frame["_file_system"], "app": frame["app"], "direction": direction,
+        "file_system": frame["_file_system"], "app": frame["app"] + "/" + layout, "direction": direction,
         "config": config, "clients": clients, "background": background,
         "measured": frame["darshan_agg_perf_by_slowest_posix"] * MIB}).reset_index(drop=True)
 
@@ -183,34 +189,41 @@ def _limits(runs, curve, background_client, factors):
 
 
 def fit(runs, *, grid=12):
-    """The twin of one file system fitted on ``runs`` (grid search on median abs % error).
+    """The twin of one file system fitted on ``runs``: a grid search on the median
+    absolute % error, then a finer grid around the best point.
 
     Parameters: the capacity C1 at the smallest benchmark's client count and
-    C2 at 8x the largest (the curve in between), the background client rate,
-    and each configuration's per-client limit.
+    C2 = ratio x C1 at 8x the largest (the curve in between), the background
+    client rate, and each configuration's per-client limit.
     """
     if runs.empty:
         raise InputError("fit", "no usable run to fit")
     measured = runs["measured"].to_numpy()
     n_min, n_max = int(runs["clients"].min()), int(runs["clients"].max())
-    # Candidate aggregate capacities around what the runs achieved with their background.
-    top = float(np.percentile(measured + runs["background"].to_numpy(), 99))
-    capacities = top * np.geomspace(0.5, 64.0, grid)
-    ratios = np.array([1.0, 0.8, 0.6, 0.4, 0.25])
-    background_clients = np.percentile(runs["background"], 50) * np.geomspace(1 / 64, 64, grid) + 1.0
     factors = np.geomspace(0.5, 4.0, 25)
-    best = (math.inf, None)
-    for c1 in capacities:
-        for ratio in ratios:
-            curve = ((n_min, c1), (8 * n_max, c1 * ratio)) if ratio < 1 else ((n_min, c1),)
-            for rate in background_clients:
-                limits = _limits(runs, curve, rate, factors)
-                twin = Twin(curve, float(rate), limits)
-                score = float(np.median(np.abs(twin.predict(runs) - measured) / measured))
-                if score < best[0]:
-                    best = (score, twin)
-    log.info("fit: median abs error %.1f %% on %d runs", 100 * best[0], len(runs))
-    return best[1]
+
+    def search(capacities, ratios, rates):
+        best = (math.inf, None, None)
+        for c1 in capacities:
+            for ratio in ratios:
+                curve = ((n_min, c1), (8 * n_max, c1 * ratio)) if ratio < 1 else ((n_min, c1),)
+                for rate in rates:
+                    twin = Twin(curve, float(rate), _limits(runs, curve, rate, factors))
+                    score = float(np.median(np.abs(twin.predict(runs) - measured) / measured))
+                    if score < best[0]:
+                        best = (score, twin, (c1, ratio, rate))
+        return best
+
+    # Capacities around what the runs achieved with their background, up to far
+    # beyond it (a link that never saturates); background client rates likewise.
+    top = float(np.percentile(measured + runs["background"].to_numpy(), 99))
+    typical = float(np.percentile(runs["background"], 50)) + 1.0
+    _, _, (c1, ratio, rate) = search(top * np.geomspace(0.5, 64.0, grid), [1.0, 0.8, 0.6, 0.4, 0.25],
+                                     typical * np.geomspace(1 / 64, 64, grid))
+    step = np.geomspace(1 / 1.6, 1.6, 9)
+    score, twin, _ = search(c1 * step, np.unique(np.clip(ratio * step[2:-2], 0.05, 1.0)), rate * step)
+    log.info("fit: median abs error %.1f %% on %d runs", 100 * score, len(runs))
+    return twin
 
 
 def per_config_median(train, runs):

@@ -101,8 +101,9 @@ def engine_check(twins, runs, sample=8, seed=0, max_hosts=6000):
         m = twin.background_clients(mine["background"])
         candidates.append(mine[(mine["clients"] + m) <= max_hosts].assign(twin_fs=fs))
     pool = pd.concat(candidates, ignore_index=True)
-    picked = pool.groupby("config", group_keys=False).apply(lambda g: g.sample(1, random_state=rng))
-    picked = picked.sample(min(sample, len(picked)), random_state=rng)
+    # One run per configuration (shuffled), then ``sample`` of those.
+    picked = pool.sample(frac=1, random_state=rng).drop_duplicates("config")
+    picked = picked.head(sample)
     with tempfile.TemporaryDirectory() as workdir:
         for i, (_, run) in enumerate(picked.iterrows()):
             twin = twins[run["twin_fs"]]
