@@ -426,9 +426,33 @@ def make_twin(path, out, *, system=None, fit_until=None, days=28):
     fit_record = {
         "source": str(path), "fit_until": str(cut.date()), "runs_used": len(runs), "runs_fitted": len(train),
         "runs_held_out": len(test), "skipped": dict(skipped), "background_share": share_params,
+        "what_limits_it": what_limits(runs, train, test),
         "twins": {fs: {"curve_GiBps": [[k, c / GIB] for k, c in twin.curve],
                        "background_client_GiBps": twin.background_client / GIB,
                        "client_limits_MiBps": {k: v / MIB for k, v in sorted(twin.client_limits.items())}}
                   for fs, twin in sorted(twins.items())}}
     (out / "fit.json").write_text(json.dumps(fit_record, indent=1) + "\n")
     return validate_benchmarks(path, platform=out / f"{system}.xml", out=out, fit_until=str(cut.date()), days=days)
+
+
+def what_limits(runs, train, test):
+    """What bounds any predictor fitted on ``train``: the variance of log bandwidth
+    within configurations (whole file), the share of it that the shift between
+    ``train`` and ``test`` explains (configuration means per part), the share
+    that background traffic explains within a configuration and part (R^2 of a
+    line in log(1 + B / 1 GiB/s)), and the held-out median abs % error of the
+    held-out part's own configuration medians (a predictor that knew the shift)."""
+    both = pd.concat([train.assign(part=0), test.assign(part=1)], ignore_index=True)
+    y = np.log(both["measured"])
+    within = y - y.groupby(both["config"]).transform("mean")
+    within_part = y - y.groupby([both["config"], both["part"]]).transform("mean")
+    x = np.log1p(both["background"] / GIB)
+    x = x - x.groupby([both["config"], both["part"]]).transform("mean")
+    slope = float((x * within_part).sum() / (x * x).sum()) if (x * x).sum() > 0 else 0.0
+    explained = 1 - float(((within_part - slope * x) ** 2).sum() / (within_part ** 2).sum())
+    own = test["config"].map(test.groupby("config")["measured"].median()).to_numpy()
+    return {"variance_log_bw_within_config": float(within.var()),
+            "share_explained_by_the_shift_between_parts": 1 - float(within_part.var() / within.var()),
+            "share_explained_by_background_within_config_and_part": explained,
+            "background_slope_dlogbw_dlog1pB": slope,
+            "held_out_error_of_its_own_config_medians": error_stats(own, test["measured"])["median_ape"]}
