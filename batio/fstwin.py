@@ -33,7 +33,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import pandas as pd
 
-from batio.accuracy import STATS, error_stats
+from batio.accuracy import STATS, error_stats, spearman
 from batio.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,7 @@ COLUMNS = ("_file_system", "darshan_app", "darshan_nprocs", "darshan_start_time"
            "darshan_tot_bytes_written_posix", "darshan_biggest_read_api_files", "darshan_biggest_write_api_files",
            "fs_tot_gibs_read", "fs_tot_gibs_written")
 NUMERIC = COLUMNS[2:]
+FULLNESS = "fshealth_ost_avg_full_pct"  # optional: OST fullness, only to measure what it explains
 # Why a row is not used, checked in this order; each skipped row is counted under one.
 SKIPS = (("_file_system", "no file system (not a run on the file systems the traffic was measured on)"),
          ("darshan_agg_perf_by_slowest_posix", "no measured bandwidth"),
@@ -85,7 +86,7 @@ def read_runs(path):
         raise InputError(path, f"missing column (has {len(raw.columns)} others); see UPSTREAM_summaries_README.md",
                          field=missing[0])
     frame = pd.DataFrame({"line": np.arange(len(raw)) + 2})  # line 1 is the header
-    for column in NUMERIC:
+    for column in [*NUMERIC, *([FULLNESS] if FULLNESS in raw.columns else [])]:
         text = raw[column].str.strip()
         values = pd.to_numeric(text, errors="coerce")
         bad = values.isna() & (text != "") & (text.str.lower() != "nan")
@@ -132,7 +133,8 @@ def _runs(frame):
         "line": frame["line"], "start": pd.to_datetime(frame["darshan_start_time"], unit="s"),
         "file_system": frame["_file_system"], "app": frame["app"] + "/" + layout, "direction": direction,
         "config": config, "clients": clients, "background": background,
-        "measured": frame["darshan_agg_perf_by_slowest_posix"] * MIB}).reset_index(drop=True)
+        "measured": frame["darshan_agg_perf_by_slowest_posix"] * MIB,
+        "fullness": frame[FULLNESS] if FULLNESS in frame else np.nan}).reset_index(drop=True)
 
 
 @dataclass
@@ -441,7 +443,9 @@ def what_limits(runs, train, test):
     ``train`` and ``test`` explains (configuration means per part), the share
     that background traffic explains within a configuration and part (R^2 of a
     line in log(1 + B / 1 GiB/s)), and the held-out median abs % error of the
-    held-out part's own configuration medians (a predictor that knew the shift)."""
+    held-out part's own configuration medians (a predictor that knew the shift);
+    and the rank correlation of OST fullness with log bandwidth within a
+    configuration and part."""
     both = pd.concat([train.assign(part=0), test.assign(part=1)], ignore_index=True)
     y = np.log(both["measured"])
     within = y - y.groupby(both["config"]).transform("mean")
@@ -455,4 +459,6 @@ def what_limits(runs, train, test):
             "share_explained_by_the_shift_between_parts": 1 - float(within_part.var() / within.var()),
             "share_explained_by_background_within_config_and_part": explained,
             "background_slope_dlogbw_dlog1pB": slope,
-            "held_out_error_of_its_own_config_medians": error_stats(own, test["measured"])["median_ape"]}
+            "held_out_error_of_its_own_config_medians": error_stats(own, test["measured"])["median_ape"],
+            "spearman_fullness_within_config_and_part": spearman(both["fullness"][both["fullness"].notna()],
+                                                                 within_part[both["fullness"].notna()])}
