@@ -244,6 +244,8 @@ def command_calibrate(args):
 
 def command_twin(args):
     from batio.fstwin import make_twin
+    if args.days < 1:
+        raise InputError("--days", f"must be at least 1, got {args.days}")
     make_folder(args.out)
     table = make_twin(args.summaries, args.out, system=args.system, fit_until=args.fit_until, days=args.days)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))

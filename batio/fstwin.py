@@ -94,7 +94,13 @@ def read_runs(path):
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(path, f"line {row + 2}: not a number: {raw[column].iloc[row]!r}", field=column)
         frame[column] = values.to_numpy()
-    frame["_file_system"] = raw["_file_system"].str.strip().replace("", None).to_numpy()
+    names = raw["_file_system"].str.strip()
+    bad = (names != "") & ~names.str.fullmatch(r"[A-Za-z0-9_.-]+")
+    if bad.any():  # the name becomes a host and a link id in the platform
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(path, f"line {row + 2}: a file system name may hold letters, digits and '_.-' only, "
+                               f"got {names.iloc[row]!r}", field="_file_system")
+    frame["_file_system"] = names.replace("", None).to_numpy()
     frame["app"] = raw["darshan_app"].str.strip().str.rsplit("/", n=1).str[-1].to_numpy()
     skipped = Counter()
     keep = np.ones(len(frame), dtype=bool)

@@ -124,18 +124,33 @@ def test_the_fit_recovers_known_parameters():
         assert fitted.client_limits[config] == pytest.approx(limit, rel=0.1)
 
 
-def test_validation_has_the_shared_shape(tmp_path):
+def test_batio_twin_writes_a_platform_that_validates_alike(tmp_path, capsys):
     rows = [row(start=str(1500000000 + day * 86400), end=str(1500000100 + day * 86400),
                 bw=str(1000 + 10 * day), fs_read=str(10 + day)) for day in range(8)]
     path = write_summaries(tmp_path / "s.csv.gz", rows)
-    table = fstwin.validate_benchmarks(path, out=tmp_path / "out")
+    out = tmp_path / "out"
+    assert main(["twin", str(path), "--system", "mini", "--fit-until", "2017-07-18", "--out", str(out)]) == 0
+    assert "held-out: all" in capsys.readouterr().out
+    table = pd.read_csv(out / "validation.csv")
     assert list(table.columns) == ["group", "predictor", "pairs", "median_ape", "p90_ape", "within_25", "spearman"]
     held = table[(table["group"] == "held-out: all") & (table["predictor"] == "config median")].iloc[0]
-    # Fitted on days 0-3 (median 1015 MiB/s), held out on days 4-7 (1040 .. 1070).
+    # 2017-07-18 00:00 UTC splits days 0-3 (median 1015 MiB/s) from days 4-7 (1040 .. 1070).
     measured = np.array([1040, 1050, 1060, 1070])
     assert held["pairs"] == 4
-    assert held["median_ape"] == pytest.approx(np.median(np.abs(1015 - measured) / measured * 100))
-    assert (tmp_path / "out" / "validation.csv").is_file()
+    assert held["median_ape"] == pytest.approx(np.median(np.abs(1015 - measured) / measured * 100), rel=1e-3)
+    # The platform carries the whole fit: validating with it gives the same table.
+    again = fstwin.validate_benchmarks(path, platform=out / "mini.xml", fit_until="2017-07-18")
+    assert np.allclose(again["median_ape"], table["median_ape"], rtol=1e-3, equal_nan=True)
+
+
+def test_bad_names_and_options_are_one_line(tmp_path, capsys):
+    path = write_summaries(tmp_path / "s.csv.gz", [row(), row(fs="scratch<1>")])
+    with pytest.raises(InputError, match=r"field '_file_system': line 3: a file system name"):
+        fstwin.read_runs(path)
+    assert main(["twin", str(path), "--days", "0", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip() == "batio: error: --days: must be at least 1, got 0"
+    with pytest.raises(InputError, match="no link carries a fit"):
+        fstwin.read_platform(Path(__file__).resolve().parents[1] / "platforms" / "cluster16_pfs.xml")
 
 
 def test_the_engine_gives_the_analytic_bandwidth(tmp_path):
