@@ -51,6 +51,9 @@ FULLNESS = "fshealth_ost_avg_full_pct"  # optional: OST fullness, only to measur
 SKIPS = (("_file_system", "no file system (not a run on the file systems the traffic was measured on)"),
          ("darshan_agg_perf_by_slowest_posix", "no measured bandwidth"),
          ("fs_tot_gibs_read", "no file-system traffic measured during the run"),
+         ("fs_tot_gibs_written", "no file-system traffic measured during the run"),
+         ("darshan_start_time", "no start or end time"),
+         ("darshan_end_time", "no start or end time"),
          ("darshan_nprocs", "no process count"))
 
 
@@ -94,6 +97,12 @@ def read_runs(path):
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(path, f"line {row + 2}: not a number: {raw[column].iloc[row]!r}", field=column)
         frame[column] = values.to_numpy()
+    nprocs = frame["darshan_nprocs"]
+    fractional = nprocs.notna() & ((nprocs < 1) | (nprocs != nprocs.round()))
+    if fractional.any():
+        row = int(np.flatnonzero(fractional.to_numpy())[0])
+        raise InputError(path, f"line {row + 2}: the process count must be a whole number >= 1, got "
+                               f"{raw['darshan_nprocs'].iloc[row]!r}", field="darshan_nprocs")
     names = raw["_file_system"].str.strip()
     bad = (names != "") & ~names.str.fullmatch(r"[A-Za-z0-9_.-]+")
     if bad.any():  # the name becomes a host and a link id in the platform
@@ -127,7 +136,7 @@ def _runs(frame):
     clients = frame["darshan_nprocs"].astype(int)
     # Darshan's times are whole seconds; a run is at least one second long.
     duration = (frame["darshan_end_time"] - frame["darshan_start_time"]).clip(lower=1.0)
-    total = (frame["fs_tot_gibs_read"] + frame["fs_tot_gibs_written"].fillna(0.0)) * GIB
+    total = (frame["fs_tot_gibs_read"] + frame["fs_tot_gibs_written"]) * GIB
     background = (total - read - written).clip(lower=0.0) / duration
     # IOR runs both shared-file and file-per-process: the files of the run's direction tell them apart.
     files = np.where(direction == "write", frame["darshan_biggest_write_api_files"],

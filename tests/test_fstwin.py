@@ -38,12 +38,14 @@ def test_reading_a_tiny_summaries_file(tmp_path):
         row(fs=""),           # a run on another file system
         row(bw=""),           # no bandwidth
         row(fs_read="", fs_written=""),  # no traffic measured
+        row(fs_written=""),   # half of it
+        row(end=""),
         row(bw="0"),
     ])
     runs, skipped = fstwin.read_runs(path)
     assert list(runs["line"]) == [2, 3]
-    assert dict(skipped) == {fstwin.SKIPS[0][1]: 1, fstwin.SKIPS[1][1]: 1, fstwin.SKIPS[2][1]: 1,
-                             "measured bandwidth not positive": 1}
+    assert dict(skipped) == {fstwin.SKIPS[0][1]: 1, fstwin.SKIPS[1][1]: 1, fstwin.SKIPS[2][1]: 2,
+                             "no start or end time": 1, "measured bandwidth not positive": 1}
     assert list(runs["config"]) == ["ior/shared/write/512/cscratch", "hacc_io_read/fpp/read/512/cscratch"]
     # Background: (10 + 190 GiB) minus the run's own 100 GiB, over its 100 s.
     assert runs["background"][0] == pytest.approx(1.0 * GIB)
@@ -54,6 +56,7 @@ def test_reading_a_tiny_summaries_file(tmp_path):
 @pytest.mark.parametrize("bad, column, line", [
     (row(nprocs="many"), "darshan_nprocs", 3),
     (row(fs_written="1e"), "fs_tot_gibs_written", 3),
+    (row(nprocs="512.5"), "darshan_nprocs", 3),
 ])
 def test_a_malformed_value_names_file_line_and_column(tmp_path, bad, column, line):
     path = write_summaries(tmp_path / "s.csv.gz", [row(), bad])
