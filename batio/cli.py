@@ -249,6 +249,10 @@ def command_twin(args):
     make_folder(args.out)
     table = make_twin(args.summaries, args.out, system=args.system, fit_until=args.fit_until, days=args.days)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    fit = json.loads((Path(args.out) / "fit.json").read_text())
+    print(f"runs: {fit['runs_used']} used ({fit['runs_fitted']} fitted, before {fit['fit_until']}; "
+          f"{fit['runs_held_out']} held out); skipped: "
+          + ("; ".join(f"{count} {reason}" for reason, count in fit["skipped"].items()) or "none"))
     if args.engine_check:
         from batio.fstwin import read_platform, read_runs
         from batio.fstwin_engine import engine_check

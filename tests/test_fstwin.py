@@ -133,7 +133,9 @@ def test_batio_twin_writes_a_platform_that_validates_alike(tmp_path, capsys):
     path = write_summaries(tmp_path / "s.csv.gz", rows)
     out = tmp_path / "out"
     assert main(["twin", str(path), "--system", "mini", "--fit-until", "2017-07-18", "--out", str(out)]) == 0
-    assert "held-out: all" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "held-out: all" in printed
+    assert "runs: 8 used (4 fitted, before 2017-07-18; 4 held out); skipped: none" in printed
     table = pd.read_csv(out / "validation.csv")
     assert list(table.columns) == ["group", "predictor", "pairs", "median_ape", "p90_ape", "within_25", "spearman"]
     held = table[(table["group"] == "held-out: all") & (table["predictor"] == "config median")].iloc[0]
