@@ -319,11 +319,14 @@ def predictions(runs, train, test, twins, days=28):
             "config median": per_config_median(train, test), "background share": share_predict(test)}
 
 
-def table(test, predicted, label, groups=("all", "app", "direction")):
+def table(test, predicted, label, groups=("all", "file_system", "app", "direction")):
     """Rows (group, predictor, STATS...): every predictor over all runs of ``test``,
-    per app and per direction; groups are prefixed with ``label``."""
+    per file system (when there are several), app and direction; groups are
+    prefixed with ``label``."""
     rows = []
     for by in groups:
+        if by == "file_system" and test[by].nunique() < 2:
+            continue
         keys = [("all", np.ones(len(test), dtype=bool))] if by == "all" else \
             [(f"{by}={key}", (test[by] == key).to_numpy()) for key in sorted(test[by].unique())]
         for key, mask in keys:

@@ -148,6 +148,17 @@ def test_batio_twin_writes_a_platform_that_validates_alike(tmp_path, capsys):
     assert np.allclose(again["median_ape"], table["median_ape"], rtol=1e-3, equal_nan=True)
 
 
+def test_the_table_splits_by_file_system_when_there_are_several():
+    test = pd.DataFrame({"file_system": ["s1", "s1", "s2"], "app": "ior/fpp", "direction": "write",
+                         "measured": [100.0, 200.0, 50.0]})
+    rows = fstwin.table(test, {"p": np.array([110.0, 150.0, 75.0])}, "held-out").set_index("group")
+    assert rows.loc["held-out: file_system=s1", "median_ape"] == pytest.approx(17.5)  # 10 % and 25 %
+    assert rows.loc["held-out: file_system=s2", "median_ape"] == pytest.approx(50.0)
+    assert rows.loc["held-out: all", "pairs"] == 3
+    single = fstwin.table(test[test["file_system"] == "s1"], {"p": np.array([110.0, 150.0])}, "x")
+    assert not single["group"].str.contains("file_system").any()
+
+
 def test_bad_names_and_options_are_one_line(tmp_path, capsys):
     path = write_summaries(tmp_path / "s.csv.gz", [row(), row(fs="scratch<1>")])
     with pytest.raises(InputError, match=r"field '_file_system': line 3: a file system name"):
