@@ -5,6 +5,7 @@
     batio sweep CONFIG.yaml [--workers N] [--scheduler-address ADDR]
     batio matrix CONFIG.yaml [--small] [--workers N] [--page PAGE.md]
     batio calibrate MEASURED.csv --out DIR [--unit GB/s] [--platform P --element ID]
+    batio twin SUMMARIES.csv.gz --out DIR [--system NAME] [--fit-until YYYY-MM-DD] [--engine-check N]
     batio import swf|sacct TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
     batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
     batio list
@@ -245,6 +246,29 @@ def command_calibrate(args):
     return 0
 
 
+def command_twin(args):
+    from batio.fstwin import make_twin
+    if args.days < 1:
+        raise InputError("--days", f"must be at least 1, got {args.days}")
+    make_folder(args.out)
+    table = make_twin(args.summaries, args.out, system=args.system, fit_until=args.fit_until, days=args.days)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    fit = json.loads((Path(args.out) / "fit.json").read_text())
+    print(f"runs: {fit['runs_used']} used ({fit['runs_fitted']} fitted, before {fit['fit_until']}; "
+          f"{fit['runs_held_out']} held out); skipped: "
+          + ("; ".join(f"{count} {reason}" for reason, count in fit["skipped"].items()) or "none"))
+    if args.engine_check:
+        from batio.fstwin import read_platform, read_runs
+        from batio.fstwin_engine import engine_check
+        platform = next(Path(args.out).glob("*.xml"))
+        check = engine_check(read_platform(platform), read_runs(args.summaries)[0], sample=args.engine_check)
+        check.to_csv(Path(args.out) / "engine_check.csv", index=False, float_format="%.6g")
+        print(check.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(f"written: {Path(args.out)}: the platform (.xml), fit.json, validation.csv"
+          + (", engine_check.csv" if args.engine_check else ""))
+    return 0
+
+
 def command_import(args):
     from batio.importers import dumps, import_trace, summary_lines
     workload = import_trace(args.format, args.trace, start=args.start, end=args.end, warmup=args.warmup,
@@ -398,6 +422,17 @@ def parser():
     calibration.add_argument("--platform", help="also write a copy of this platform with the property added")
     calibration.add_argument("--element", help="id of the <link>, <host> or <cluster> to add it to")
     calibration.set_defaults(handler=command_calibrate)
+
+    twin = commands.add_parser("twin", help="a file-system twin fitted on TOKIO-ABC benchmark runs, validated on "
+                                            "the runs after --fit-until beside two baselines")
+    twin.add_argument("summaries", help="a TOKIO-ABC summaries file (.csv or .csv.gz, one row per benchmark run)")
+    twin.add_argument("--out", required=True, help="output folder: SYSTEM.xml, fit.json, validation.csv")
+    twin.add_argument("--system", help="name of the platform file (default: the file name up to its first '-')")
+    twin.add_argument("--fit-until", help="fit on the runs before this date (default: the middle of the file)")
+    twin.add_argument("--days", type=int, default=28, help="window of the recalibrated twin (default 28)")
+    twin.add_argument("--engine-check", type=int, default=0, metavar="N",
+                      help="also simulate N runs on the embedded engine and compare with the analytic model")
+    twin.set_defaults(handler=command_twin)
 
     importing = commands.add_parser("import", help="a Batsim workload from a job trace (SWF, Slurm sacct); "
                                                    "docs/formats.md states the mapping")
