@@ -75,6 +75,9 @@ def test_seeds_apply_to_workload_generators(tmp_path):
     (["--workload", "nowhere.json"], "no such workload file"),
     (["--workload", "batio.workloads.nowhere:make"], "cannot import generator module"),
     (["--workload", "demo", "--schedulers", "fcfs,batsched:easy_bf"], "runs only against real Batsim"),
+    (["--workload", "demo", "--options-of", "easy={}", "--options-of", 'easy={"order": "sjf"}'],
+     "--options-of: 'easy' is given twice"),
+    (["--workload", "demo", "--workers", "100000"], "--workers: must be from 0 (one run after the other) to 256"),
 ])
 def test_argument_errors_are_one_clear_line(tmp_path, capsys, arguments, message):
     if "--schedulers" not in arguments:

@@ -31,6 +31,9 @@ SUCCESS_STATE = "COMPLETED_SUCCESSFULLY"
 SERVER_MAILBOX = "server"
 # Batsim sleeps at least this long for a CALL_ME_LATER (waiter_process).
 MIN_WAIT = 1e-5
+# Each pending CALL_ME_LATER is an actor, as in Batsim, so an OS thread here:
+# tens of thousands reach the system's limit on threads long before a run ends.
+MAX_PENDING_CALLS = 10_000
 
 
 @dataclass
@@ -565,6 +568,10 @@ class Simulation:
 
     def _do_call_me_later(self, data):
         target = _field(data, "timestamp", (int, float), "CALL_ME_LATER")  # checked by _request_reply
+        if self.nb_waiters >= MAX_PENDING_CALLS:
+            raise SchedulerError(f"CALL_ME_LATER at t={self.now():g} for t={target:g}: the scheduler has "
+                                 f"{self.nb_waiters} calls pending already, the most that may wait at once (each "
+                                 "is a simulated actor with a thread of its own, as in Batsim); ask for fewer")
         self.calls_since_activity += 1
         self.nb_waiters += 1
         self._spawn(f"waiter {target}", self.master, self._waiter, float(target))

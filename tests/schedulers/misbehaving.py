@@ -14,10 +14,17 @@ Option "do" picks the misbehaviour; any other job is started on host 0 at once
   spread over now+"first" ... now+"first"+"span" (default now+1 s ... now+21 s), and
   runs the jobs normally;
 - "complete_running": starts the job, then CHANGE_JOB_STATE to COMPLETED_SUCCESSFULLY
-  while it runs.
+  while it runs;
+- "slow": sleeps "seconds" (wall clock) on each submission, and runs the jobs normally;
+- "spawn": starts the command of option "command" when the simulation begins, as a
+  child, or daemonised (double fork, its own session) with option "daemonise",
+  and runs the jobs normally.
 """
 
+import os
+import subprocess
 import sys
+import time
 
 from batsim.batsim import BatsimScheduler
 from procset import ProcSet
@@ -36,6 +43,15 @@ class Misbehaving(BatsimScheduler):
     def onSimulationBegins(self):
         if self.do == "raise_in_begins":
             raise ValueError("misbehaving on purpose in onSimulationBegins")
+        if self.do == "spawn":
+            command = self.options["command"]
+            if not self.options.get("daemonise"):
+                subprocess.Popen(command)
+            elif os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.execvp(command[0], command)
+                os._exit(0)
 
     def onJobSubmission(self, job):
         if self.do == "exit_in_callback":
@@ -43,6 +59,8 @@ class Misbehaving(BatsimScheduler):
         if self.do == "loop_forever":
             while True:
                 pass
+        if self.do == "slow":
+            time.sleep(self.options["seconds"])
         if self.do == "reject_all":
             self.bs.reject_jobs([job])
             return
