@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 
 from batio.errors import EngineError
 
@@ -131,3 +132,27 @@ def end_descendants():
                     break
             except ChildProcessError:
                 break
+
+
+class SignalListener:
+    """A signal to the engine process (batio passing on the one that stopped it,
+    or SIGTERM at batio's death), handled by a thread of its own: the main thread
+    runs SimGrid's loop in C++, where Python's signal handlers never run. Until
+    ``action`` is set, the process only ends; ``action(signum)`` writes the
+    partial outputs, then ends it."""
+
+    SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+    def __init__(self):
+        self.action = None
+        signal.pthread_sigmask(signal.SIG_BLOCK, self.SIGNALS)  # before any thread: all inherit it
+        threading.Thread(target=self._wait, name="batio-signals", daemon=True).start()
+
+    def _wait(self):
+        signum = signal.sigwait(self.SIGNALS)
+        try:
+            if self.action:
+                self.action(signum)
+        finally:
+            end_descendants()
+            os._exit(128 + signum)

@@ -17,11 +17,9 @@ import math
 import multiprocessing
 import os
 from pathlib import Path
-import re
 import resource
 import signal
 import sys
-import threading
 import time
 import traceback
 
@@ -106,74 +104,12 @@ def file_digest(path):
     return digest.hexdigest()
 
 
-def load_scheduler(path, options, watchdog=None):
-    """Instantiate a pybatsim scheduler from its file, as `pybatsim FILE` does,
-    under the file's one module name (batio.launcher); ``watchdog`` bounds the
-    time its import and constructor take, as the first reply does in socket mode."""
-    from batio import launcher
-    try:
-        if watchdog is None:
-            return launcher.instantiate(path, options)
-        late = SchedulerError(f"scheduler {Path(path).name} did not finish loading (its import and constructor) "
-                              f"within {watchdog.timeout_s:g} s; it may be looping (raise the bound with --timeout)")
-        with watchdog.bounding(0.0, late):
-            return launcher.instantiate(path, options)
-    except SystemExit as exit:
-        raise SchedulerError(f"scheduler {Path(path).name} called sys.exit({exit.code}) while starting") from None
-    except BatioError:
-        raise
-    except Exception as error:
-        raise SchedulerError(f"scheduler {Path(path).name} failed to start: "
-                             f"{_with_hint(f'{type(error).__name__}: {error}')}") from error
-
-
-def _with_hint(problem):
-    """pybatsim calls an object that is not a BatsimScheduler, as if it were a factory."""
-    match = re.search(r"TypeError: '(\w+)' object is not callable", problem)
-    if match:
-        return f"{problem} (class {match.group(1)} is not a subclass of pybatsim's BatsimScheduler)"
-    return problem
-
-
-class _SchedulerProcess:
-    """`pybatsim FILE` bound to a local port for socket mode."""
-
-    def __init__(self, spec, log_path):
-        self.endpoint = f"tcp://127.0.0.1:{processes.choose_port(spec.port)}"
-        self.log_path = log_path
-        self.name = Path(spec.scheduler).name
-        self._log = open(log_path, "w")
-        self.process = processes.start_pybatsim(spec.scheduler, spec.options, self.endpoint, self._log)
-        self.exit_code = None  # set by stop if the process had ended by itself
-
-    def alive(self):
-        return self.process.poll() is None
-
-    def explain(self, error):
-        """``error`` with the scheduler's own error first: the last line of the
-        traceback pybatsim printed in its log, if any, and its exit code."""
-        with open(self.log_path, errors="replace") as stream:
-            lines = [line.rstrip() for line in stream if line.strip()]
-        raised = next((line for line in reversed(lines) if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|"
-                                                                     r"Interrupt)\b.*", line)), None)
-        ended = "" if self.exit_code is None else f", exit code {self.exit_code}"
-        if raised:
-            return SchedulerError(f"scheduler {self.name} failed: {_with_hint(raised)} (then: {error}{ended}; "
-                                  f"its output: {self.log_path})")
-        return SchedulerError(f"scheduler {self.name}: {error}{ended} (its output: {self.log_path})")
-
-    def stop(self):
-        self.exit_code = self.process.poll()
-        processes.stop(self.process)
-        self._log.close()
-
-
 def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     """Run one simulation in this process (once per process) and write its outputs.
 
     ``on_stuck(error)`` is called from another thread when an in-process
     scheduler neither answers nor can be interrupted (see transport.Watchdog),
-    or with an ``Interrupted`` when ``signals`` (a SignalListener) gets SIGTERM;
+    or with an ``Interrupted`` when ``signals`` (a processes.SignalListener) gets a signal;
     by default the error is logged and the process exits.
     """
     simgrid = _import_simgrid_quietly()
@@ -181,6 +117,7 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     from batio.engine.contention import ContentionModel
     from batio.engine.iotimeline import IoTimeline
     from batio.engine.platform import classify, read_properties
+    from batio.engine.scheduler_side import SchedulerProcess, load_scheduler
     from batio.engine.server import Config, Simulation
     from batio.engine.sgconfig import check_sg_config
     from batio.engine.threads import OneCpu, use_global_futex_hash
@@ -269,7 +206,7 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
         watchdog = Watchdog(timeout_s, stuck)
         transport = InProcessTransport(load_scheduler(spec.scheduler, spec.options, watchdog), watchdog)
     else:
-        scheduler_process = _SchedulerProcess(spec, f"{prefix}_scheduler.log")
+        scheduler_process = SchedulerProcess(spec, f"{prefix}_scheduler.log")
         transport = SocketTransport(scheduler_process.endpoint, timeout_s, scheduler_process.alive)
     # After the scheduler's process started (it is not the engine's to bind), before the actors' threads:
     OneCpu()
@@ -295,30 +232,6 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     return {"prefix": str(prefix), "nb_compute": len(platform.compute), "simulated_time": engine.clock,
             "wall_time": elapsed, "bytes_read": io.bytes_read, "bytes_written": io.bytes_written,
             "jobs": len(sim.records), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
-
-
-class SignalListener:
-    """A signal to the engine process (batio passing on the one that stopped it,
-    or SIGTERM at batio's death), handled by a thread of its own: the main thread
-    runs SimGrid's loop in C++, where Python's signal handlers never run. Until
-    ``action`` is set, the process only ends; ``action(signum)`` writes the
-    partial outputs, then ends it."""
-
-    SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-
-    def __init__(self):
-        self.action = None
-        signal.pthread_sigmask(signal.SIG_BLOCK, self.SIGNALS)  # before any thread: all inherit it
-        threading.Thread(target=self._wait, name="batio-signals", daemon=True).start()
-
-    def _wait(self):
-        signum = signal.sigwait(self.SIGNALS)
-        try:
-            if self.action:
-                self.action(signum)
-        finally:
-            processes.end_descendants()
-            os._exit(128 + signum)
 
 
 def _exit_on_stuck(error):
@@ -421,10 +334,10 @@ def _child(spec, connection, parent_pid):
         os._exit(1)
     # A session of its own, which the scheduler's children share, and the orphans of
     # daemonised ones given back: the parent ends them all with the run. A signal to
-    # batio's group reaches batio only, which stops the run by SIGTERM (SignalListener).
+    # batio's group reaches batio only, which passes it on to stop the run (SignalListener).
     os.setsid()
     processes.adopt_orphans()
-    signals = SignalListener()
+    signals = processes.SignalListener()
 
     def send(message):
         try:
@@ -538,8 +451,8 @@ def simulate(spec: RunSpec, on_progress=None):
 
 # Exit statuses of an engine process that was ended from outside (the sweep
 # redoes its run), not by a failure of its own (SIGABRT, SIGSEGV, an exit code).
-_KILLED = {-signal.SIGKILL, *(-signum for signum in SignalListener.SIGNALS),
-           *(128 + signum for signum in SignalListener.SIGNALS)}
+_KILLED = {-signal.SIGKILL, *(-signum for signum in processes.SignalListener.SIGNALS),
+           *(128 + signum for signum in processes.SignalListener.SIGNALS)}
 
 
 def _died(spec, exitcode):
