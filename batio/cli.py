@@ -27,9 +27,8 @@ from batio.engine.workload import json_problem
 from batio.errors import BatioError, InputError, Interrupted
 
 ENGINES = ("embedded", "batsim", "docker")
-# Local Dask workers are processes of a few hundred MB each, with an engine
-# process per run: past this many a machine runs out of memory, not of work.
-# More runs at once belong on a cluster (sweep --scheduler-address).
+# Local Dask workers are processes of a few hundred MB each, with an engine process
+# per run: past this many a machine runs out of memory (a cluster can take more).
 MAX_WORKERS = 256
 TIMEOUT_HELP = ("embedded engine: wall-clock seconds one scheduler decision may take before the run stops "
                 "(default 60 in socket mode, 600 in-process)")

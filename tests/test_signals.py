@@ -17,25 +17,9 @@ from conftest import TESTS, TINY, workload
 import pandas as pd
 import pytest
 
+from batio import processes
+
 MISBEHAVING = TESTS / "schedulers" / "misbehaving.py"
-
-
-def _children(pid):
-    """Every descendant of ``pid`` now, from /proc."""
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parents.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, pending = [], [pid]
-    while pending:
-        for child in parents.get(pending.pop(), []):
-            found.append(child)
-            pending.append(child)
-    return found
 
 
 def _alive(pid):
@@ -66,11 +50,11 @@ def _busy_run(tmp_path, mode):
     wanted = 3 if mode == "socket" else 2  # resource tracker, engine child (, pybatsim)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if len(_children(process.pid)) >= wanted and (tmp_path / "out" / "out_run.json").exists() is False:
+        if len(processes.descendants(process.pid)) >= wanted and (tmp_path / "out" / "out_run.json").exists() is False:
             time.sleep(3)  # the scheduler is in its endless loop by now
             break
         time.sleep(0.2)
-    descendants = _children(process.pid)
+    descendants = processes.descendants(process.pid)
     assert len(descendants) >= wanted, descendants
     return process, descendants
 
@@ -111,7 +95,7 @@ def test_a_signal_to_a_sweep_leaves_no_process_behind(tmp_path, signum):
     while time.monotonic() < deadline and not list((tmp_path / "sweep" / "runs").glob(".tmp-*/out_scheduler.log")):
         time.sleep(0.5)
     time.sleep(2)
-    descendants = _children(process.pid)
+    descendants = processes.descendants(process.pid)
     assert len(descendants) >= 3, descendants  # nanny, worker, engine child (and trackers)
     sent = time.monotonic()
     os.kill(process.pid, signum)
