@@ -41,6 +41,7 @@ import re
 import shutil
 import signal
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -692,6 +693,21 @@ def _worker_is_daemonic():
 
 
 @contextmanager
+def _ctrl_c_ignored():
+    """SIGINT ignored while the local workers start, which keep it so: Ctrl-C to the
+    process group is then this process's to handle (closing the cluster), instead
+    of a KeyboardInterrupt traceback from each worker."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
 def dask_client(workers=None, scheduler_address=None):
     """A Dask client on an existing cluster, or on a LocalCluster of ``workers`` processes."""
     import dask
@@ -717,7 +733,7 @@ def dask_client(workers=None, scheduler_address=None):
         logging.getLogger("distributed").setLevel(logging.WARNING)
         # Each simulation runs in its own child process (SimGrid allows one
         # engine per process): workers must be allowed to have children.
-        with dask.config.set({"distributed.worker.daemon": False}):
+        with dask.config.set({"distributed.worker.daemon": False}), _ctrl_c_ignored():
             cluster = LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
                                    dashboard_address=None, silence_logs=logging.CRITICAL)
         client = Client(cluster)
@@ -757,7 +773,7 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
         if workers == 0:
             for run in todo:
                 row = execute_run(run, out)
-                counts["failed"] += row["status"] != "ok"
+                counts["failed"] += row["status"] == "failed"
                 bar.update()
         else:
             from dask.distributed import as_completed
@@ -784,7 +800,7 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
                         row = future.result()
                     except Exception as error:  # noqa: BLE001 - a dead worker: the run is to be redone
                         row = lost_run(futures[future], error)
-                    counts["failed"] += row["status"] != "ok"
+                    counts["failed"] += row["status"] == "failed"
                     bar.set_postfix_str(f"{counts['failed']} failed", refresh=False)
                     bar.update()
                     submit_next(in_flight)
