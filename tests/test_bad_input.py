@@ -364,6 +364,16 @@ def test_many_call_me_later_in_one_reply_are_valid(tmp_path, capsys):
     assert len(rows) == 2 and ",COMPLETED_SUCCESSFULLY," in rows[1]
 
 
+def test_pending_call_me_laters_are_not_a_thread_each(tmp_path, capsys):
+    """5,000 calls pending at once: one waiter actor for all, not 5,000 threads (Batsim's one per call)."""
+    threads = tmp_path / "threads.txt"
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), scheduler=MISBEHAVING,
+                           options={"do": "many_calls", "count": 5000, "first": 5, "span": 0,
+                                    "threads_file": str(threads)})
+    assert code == 0, err
+    assert int(threads.read_text()) < 100
+
+
 def test_change_job_state_cannot_end_an_executing_job(tmp_path, capsys):
     code, err, _ = run_cli(tmp_path, capsys, one_job(), scheduler=MISBEHAVING, options={"do": "complete_running"})
     assert code == 2 and "CHANGE_JOB_STATE: job 'w0!A' is being executed by the engine" in err and one_line(err)

@@ -12,7 +12,8 @@ Option "do" picks the misbehaviour; any other job is started on host 0 at once
   which is then queued like the others only if option "queue" is true;
 - "many_calls": asks, in one reply, to be called "count" times (default 20,000),
   spread over now+"first" ... now+"first"+"span" (default now+1 s ... now+21 s), and
-  runs the jobs normally;
+  runs the jobs normally; with option "threads_file", writes there how many threads
+  its process has when the first call comes;
 - "complete_running": starts the job, then CHANGE_JOB_STATE to COMPLETED_SUCCESSFULLY
   while it runs;
 - "slow": sleeps "seconds" (wall clock) on each submission, and runs the jobs normally;
@@ -87,7 +88,9 @@ class Misbehaving(BatsimScheduler):
         self.running = None
 
     def onRequestedCall(self):
-        pass
+        if "threads_file" in self.options and not os.path.exists(self.options["threads_file"]):
+            with open(self.options["threads_file"], "w") as threads:
+                threads.write(str(len(os.listdir("/proc/self/task"))))
 
     def onNoMoreEvents(self):
         if self.do == "call_me_later_forever":
