@@ -2,11 +2,12 @@
 
 The actors and their hosts mirror Batsim 4.2, so messages between them take
 the same simulated time: the server, one submitter per workload, the
-request-reply actor, the waiter of CALL_ME_LATERs and the killers run on the
+request-reply actor, the waiters of CALL_ME_LATER and the killers run on the
 master host; a job's actor runs on its first allocated host. Batsim has one
-waiter actor per CALL_ME_LATER; here one actor waits for all of them, each
-firing when Batsim's would (a SimGrid actor is an OS thread here, and tens of
-thousands of pending calls would exhaust the system's threads). They talk to
+waiter actor per CALL_ME_LATER; so has this engine up to ``WAITER_ACTORS``
+pending calls, and past them one shared actor waits for the others, each
+firing at the date Batsim's would (a SimGrid actor is an OS thread here:
+tens of thousands of pending calls would exhaust the system's threads). They talk to
 the server through one SimGrid mailbox with 1-byte messages, as Batsim's
 ``send_message`` does.
 
@@ -35,8 +36,13 @@ SUCCESS_STATE = "COMPLETED_SUCCESSFULLY"
 SERVER_MAILBOX = "server"
 # Batsim sleeps at least this long for a CALL_ME_LATER (waiter_process).
 MIN_WAIT = 1e-5
-# Pending CALL_ME_LATERs cost no thread, but a scheduler asking for more than
-# this many at once is looping: the run stops with an error saying so.
+# Up to this many pending CALL_ME_LATERs have a waiter actor each, as in Batsim:
+# at one instant SimGrid wakes actors in the order their waits began, which
+# decides which messages share a scheduler call. Past it, a shared waiter
+# fires the others at their dates, without a thread each (the order at an
+# instant may then differ from Batsim's).
+WAITER_ACTORS = 1000
+# A scheduler asking for more than this many at once is looping: an error.
 MAX_PENDING_CALLS = 100_000
 
 
@@ -106,9 +112,10 @@ class Simulation:
         self.nb_submitters_finished = 0
         self.nb_submitted = self.nb_completed = self.nb_running = 0
         self.nb_waiters = self.nb_killers = 0
-        self.calls = []  # the pending CALL_ME_LATERs' firing dates, with their order, as a heap
+        self.nb_waiter_actors = 0
+        self.calls = []  # the firing dates of the calls past WAITER_ACTORS, with their order, as a heap
         self.calls_asked = 0
-        self.waiter = None  # the actor that sends their WAITING_DONE, once a call was asked
+        self.shared_waiter = None  # the actor that sends their WAITING_DONE, once there is one
         self.new_call = sg.Semaphore(0)
         self.registration_finished = False
         self.last_activity = 0.0  # when a job was last submitted, started, ended or rejected
@@ -283,9 +290,17 @@ class Simulation:
         if date > self.now():
             sg.this_actor.sleep_for(date - self.now())
 
-    def _waiter(self):
-        """Sends each pending call's WAITING_DONE at its date, as Batsim's
-        waiter of that call would; a new call (``new_call``) may come first."""
+    def _waiter(self, target):
+        """Batsim's waiter of one call."""
+        wait = target - self.now()
+        sg.this_actor.sleep_for(max(wait, MIN_WAIT))
+        self.nb_waiter_actors -= 1
+        if not self.end_sent:
+            self.send_last("WAITING_DONE")
+
+    def _shared_waiter(self):
+        """Sends the WAITING_DONE of each call of ``calls`` at its date, as
+        Batsim's waiter of that call would; a new call (``new_call``) may come first."""
         while True:
             if not self.calls:
                 self.new_call.acquire()
@@ -593,12 +608,16 @@ class Simulation:
                                  "is it asking again on every call?")
         self.calls_since_activity += 1
         self.nb_waiters += 1
+        if self.nb_waiter_actors < WAITER_ACTORS:
+            self.nb_waiter_actors += 1
+            self._spawn(f"waiter {target}", self.master, self._waiter, float(target))
+            return
         # Batsim's waiter sleeps max(target - now, MIN_WAIT) from now.
         heapq.heappush(self.calls, (self.now() + max(float(target) - self.now(), MIN_WAIT), self.calls_asked))
         self.calls_asked += 1
-        if self.waiter is None:
-            self.waiter = self._spawn("waiter", self.master, self._waiter)
-            self.waiter.daemonize()  # it waits for calls forever: it must not hold the simulation's end
+        if self.shared_waiter is None:
+            self.shared_waiter = self._spawn("shared waiter", self.master, self._shared_waiter)
+            self.shared_waiter.daemonize()  # it waits for calls forever: it must not hold the simulation's end
         else:
             self.new_call.release()
 
