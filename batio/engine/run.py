@@ -405,7 +405,7 @@ def simulate(spec: RunSpec, on_progress=None):
     """Run ``spec`` in a child process; returns run_here's summary or raises.
 
     If this process is interrupted (Ctrl-C, or SIGTERM through batio's CLI)
-    the child is asked to stop (SIGTERM), writes its partial outputs, and
+    the child gets the same signal, writes its partial outputs, and
     ``Interrupted`` is raised; if this process is killed, the child ends with it.
     """
     context = multiprocessing.get_context("spawn")
@@ -432,7 +432,7 @@ def simulate(spec: RunSpec, on_progress=None):
             answered = True
             if kind == "done":
                 return payload
-            if kind == "interrupted":  # the engine process alone got SIGTERM
+            if kind == "interrupted":  # the engine process alone got a signal
                 signum, detail = payload
                 raise Interrupted(signum, detail, here=False)
             name, message, cause = payload
