@@ -31,6 +31,13 @@ UNITS = {"B/s": 1.0, "MB/s": 1e6, "GB/s": 1e9, "MiB/s": 2.0 ** 20, "GiB/s": 2.0 
 SIMGRID_UNITS = {"B/s": "", "MB/s": "MBps", "GB/s": "GBps", "MiB/s": "MiBps", "GiB/s": "GiBps"}
 PROPERTIES = {"both": "batio:contention", "read": "batio:contention_read", "write": "batio:contention_write"}
 PROBE_SECONDS = 10.0  # each wave of writers lasts about this long at the declared rate
+# The probe simulates one host and one job per client of every measured count:
+# past this many clients it would take hours and thousands of threads.
+MAX_CLIENTS = 4096
+MAX_PROBE_JOBS = 16384   # clients summed over the measured counts
+# An aggregate throughput outside these bounds (bytes/s) is a unit or typing
+# mistake: no file system serves less than 1 kB/s or more than 1 PB/s.
+THROUGHPUT_BOUNDS = (1e3, 1e15)
 
 
 def read_measurement(path, unit="GB/s"):
@@ -45,25 +52,39 @@ def read_measurement(path, unit="GB/s"):
                 if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
                     continue
                 try:
-                    clients, value = float(row[0]), float(row[1])
+                    clients, value = _number(row[0]), _number(row[1])
                 except (ValueError, IndexError):
                     if not rows and not header_seen:
                         header_seen = True  # a header: the first line that is not a comment
                         continue
                     raise InputError(path, f"line {number}: expected 'clients,throughput', got {','.join(row)!r}",
                                      field="clients") from None
-                if clients != int(clients) or clients < 1:
-                    raise InputError(path, f"line {number}: clients must be a whole number >= 1, got {row[0]}",
-                                     field="clients")
-                if not value > 0:
-                    raise InputError(path, f"line {number}: the aggregate throughput must be positive, got {row[1]}",
+                if not (1 <= clients <= MAX_CLIENTS and clients == int(clients)):
+                    raise InputError(path, f"line {number}: clients must be a whole number from 1 to {MAX_CLIENTS} "
+                                           f"(the probe simulates one host per client), got {row[0]}", field="clients")
+                low, high = THROUGHPUT_BOUNDS
+                if not low <= value * UNITS[unit] <= high:
+                    raise InputError(path, f"line {number}: the aggregate throughput must be from {low:g} to "
+                                           f"{high:g} B/s (1 kB/s to 1 PB/s), got {row[1]} {unit}",
                                      field="throughput")
                 rows.setdefault(int(clients), []).append(value * UNITS[unit])
     except FileNotFoundError:
         raise InputError(path, "no such measurement file") from None
     if not rows:
         raise InputError(path, "no measurement rows (expected lines 'clients,throughput')")
+    if sum(rows) > MAX_PROBE_JOBS:
+        raise InputError(path, f"the measured client counts add up to {sum(rows)}; the probe simulates one job per "
+                               f"client of each count, at most {MAX_PROBE_JOBS} in all (keep fewer counts)",
+                         field="clients")
     return [(clients, statistics.median(values)) for clients, values in sorted(rows.items())]
+
+
+def _number(text):
+    """A CSV number: ASCII digits only (Python's float also reads '١٢' and 'nan')."""
+    text = text.strip()
+    if not text.isascii() or not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
+        raise ValueError(text)
+    return float(text)
 
 
 def property_value(points, unit="B/s"):

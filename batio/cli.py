@@ -23,10 +23,14 @@ import time
 
 from batio import catalog, metrics
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, simulate
+from batio.engine.sgconfig import check_sg_config
 from batio.engine.workload import json_problem
-from batio.errors import BatioError, InputError
+from batio.errors import BatioError, InputError, Interrupted
 
 ENGINES = ("embedded", "batsim", "docker")
+# Local Dask workers are processes of a few hundred MB each, with an engine process
+# per run: past this many a machine runs out of memory (a cluster can take more).
+MAX_WORKERS = 256
 TIMEOUT_HELP = ("embedded engine: wall-clock seconds one scheduler decision may take before the run stops "
                 "(default 60 in socket mode, 600 in-process)")
 MAX_IDLE_HELP = ("embedded engine: simulated seconds the scheduler may let pass with jobs waiting and none running "
@@ -158,11 +162,15 @@ def _runs_outcome(table, counts, out, report_path, skipped_pairs=None):
           f"{counts['skipped']} already finished{on_page}")
     print(f"results: {Path(out).resolve() / 'results.csv'}")
     print(f"{'report:' if skipped_pairs is None else 'page:':<8} {report_path}")
-    failed = int((table["status"] != "ok").sum()) if len(table) else 0
+    from batio.sweep import INTERRUPTED
+    interrupted = int((table["status"] == INTERRUPTED).sum()) if len(table) else 0
+    failed = int((table["status"] != "ok").sum()) - interrupted if len(table) else 0
+    if interrupted:
+        print(f"batio: {interrupted} of {len(table)} runs were interrupted (their engine or worker was killed): "
+              "run the same command again to redo them", file=sys.stderr)
     if failed:
         print(f"batio: {failed} of {len(table)} runs failed: see the error column of results.csv", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if failed or interrupted else 0
 
 
 def command_compare(args):
@@ -498,25 +506,21 @@ def check_numbers(args):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"--{option.replace('_', '-')}", f"must be a finite number of seconds > 0, got {value}")
     workers = getattr(args, "workers", None)
-    if workers is not None and workers < 0:
-        raise InputError("--workers", f"must be >= 0 (0: one run after the other), got {workers}")
+    if workers is not None and not 0 <= workers <= MAX_WORKERS:
+        raise InputError("--workers", f"must be from 0 (one run after the other) to {MAX_WORKERS} local worker "
+                                      f"processes, got {workers}; more belong on a Dask cluster "
+                                      "(batio sweep --scheduler-address)")
     max_jobs = getattr(args, "max_jobs", None)
     if max_jobs is not None and max_jobs < 1:
         raise InputError("--max-jobs", f"must be at least 1, got {max_jobs}")
+    check_sg_config(getattr(args, "sg_cfg", None) or [])
     if getattr(args, "out", None) == "":
         raise InputError("--out", "must name a folder, got an empty string")
 
 
-class Terminated(BaseException):
-    """SIGTERM or SIGHUP: unwind like Ctrl-C, so that every child process is ended."""
-
-    def __init__(self, signum):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
 def _terminate(signum, _frame):
-    raise Terminated(signum)
+    """SIGTERM or SIGHUP: unwind like Ctrl-C, so that every child process is ended."""
+    raise Interrupted(signum)
 
 
 def main(argv=None):
@@ -532,11 +536,11 @@ def main(argv=None):
         print(f"batio: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("batio: interrupted", file=sys.stderr)
-        return 130
-    except Terminated as signalled:
-        print(f"batio: stopped by {signalled}", file=sys.stderr)
-        return 128 + signalled.signum
+        print("batio: interrupted by SIGINT", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except Interrupted as stop:
+        print(f"batio: {stop}", file=sys.stderr)
+        return 128 + stop.signum
     finally:
         for signum, handler in handlers.items():
             signal.signal(signum, handler)

@@ -51,6 +51,10 @@ def parse_options_of(pairs, schedulers):
             raise InputError("--options-of", f"expected NAME='{{\"key\": value}}', got {pair!r}")
         if name not in schedulers:
             raise InputError("--options-of", f"{name!r} is not one of --schedulers ({', '.join(schedulers)})")
+        if name in options:
+            # argparse's append keeps both: the first would be silently dropped.
+            raise InputError("--options-of", f"{name!r} is given twice; give each scheduler's options once, in one "
+                                             "JSON object")
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:

@@ -5,6 +5,7 @@ the job, the profile or the field.
 """
 import functools
 from pathlib import Path
+import signal
 import sys
 
 
@@ -56,6 +57,18 @@ class SchedulerError(BatioError):
 
 class EngineError(BatioError):
     """The engine could not start or run (port in use, missing binary...)."""
+
+
+class Interrupted(BaseException):
+    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped batio, or a run's engine: no
+    failure of the run, whose outputs stay partial, and which a sweep runs again.
+    ``here``: this process got the signal (it must stop), rather than only the engine."""
+
+    def __init__(self, signum, detail="", here=True):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}" + (f": {detail}" if detail else ""))
+        self.signum = signum
+        self.detail = detail
+        self.here = here
 
 
 def exits_on_error(main):

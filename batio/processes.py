@@ -1,14 +1,22 @@
-"""Starting a pybatsim scheduler process on a local port, never orphaned."""
+"""Starting a scheduler's (or Batsim's) process on a local port, never orphaned,
+and ending every process a run started, its scheduler's children included."""
 
+import ctypes
 import json
+import os
+from pathlib import Path
+import signal
 import socket
 import subprocess
 import sys
+import threading
 
 from batio.errors import EngineError
 
 # pybatsim's launcher, loading the file under its one module name.
 _LAUNCHER = "from batio.launcher import main; import sys; sys.exit(main())"
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def free_port():
@@ -32,17 +40,25 @@ def choose_port(requested):
     return free_port()
 
 
+def _prctl(option, value):
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(option, value)
+
+
 def die_with_parent():
     """Run in the child before exec: end it if batio dies first."""
-    import ctypes
-    import signal
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _own_session():
+    """Run in the child before exec: its own session, so that it and what it starts end as one
+    group (``stop``); every signal unblocked (the engine process blocks SIGTERM for its listener)."""
+    die_with_parent()
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
 def start(command, log):
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            preexec_fn=die_with_parent)
+                            start_new_session=True, preexec_fn=_own_session)
 
 
 def start_pybatsim(scheduler, options, endpoint, log):
@@ -53,11 +69,90 @@ def start_pybatsim(scheduler, options, endpoint, log):
     return start(command, log)
 
 
+def signal_group(group, signum):
+    """``signum`` to the process group ``group``, if any of it is left."""
+    try:
+        os.killpg(group, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def stop(process):
+    """End a process of ``start`` and what it started in its group (a scheduler's
+    ``sleep`` children): SIGTERM, then SIGKILL to whatever is left after 5 s."""
     if process.poll() is None:
-        process.terminate()
+        signal_group(process.pid, signal.SIGTERM)
         try:
             process.wait(5)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            pass
+    signal_group(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def adopt_orphans():
+    """Make this process the one that the orphans of its descendants are given to
+    (a scheduler's daemonised children, which leave their session): ``end_descendants`` finds them."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def descendants(pid):
+    """Every living descendant of ``pid``, from /proc."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, pending = [], [pid]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
+def end_descendants():
+    """SIGKILL every process this one started, directly or not, and reap them."""
+    for _ in range(3):  # a child may fork while its parent is killed
+        found = descendants(os.getpid())
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    break
+            except ChildProcessError:
+                break
+
+
+class SignalListener:
+    """A signal to the engine process (batio passing on the one that stopped it,
+    or SIGTERM at batio's death), handled by a thread of its own: the main thread
+    runs SimGrid's loop in C++, where Python's signal handlers never run. Until
+    ``action`` is set, the process only ends; ``action(signum)`` writes the
+    partial outputs, then ends it."""
+
+    SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+    def __init__(self):
+        self.action = None
+        signal.pthread_sigmask(signal.SIG_BLOCK, self.SIGNALS)  # before any thread: all inherit it
+        threading.Thread(target=self._wait, name="batio-signals", daemon=True).start()
+
+    def _wait(self):
+        signum = signal.sigwait(self.SIGNALS)
+        try:
+            if self.action:
+                self.action(signum)
+        finally:
+            end_descendants()
+            os._exit(128 + signum)

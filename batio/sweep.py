@@ -39,7 +39,9 @@ import os
 from pathlib import Path
 import re
 import shutil
+import signal
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -50,7 +52,7 @@ from batio import __version__, catalog, metrics
 from batio.catalog import is_batsched
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
 from batio.engine.workload import json_problem, load_workload
-from batio.errors import BatioError, EngineError, InputError
+from batio.errors import BatioError, EngineError, InputError, Interrupted
 from batio.names import slug
 
 logger = logging.getLogger(__name__)
@@ -58,6 +60,10 @@ logger = logging.getLogger(__name__)
 ENGINES = ("embedded", "batsim", "docker")
 RESULTS_FILE = "results.csv"
 RESULT_FILE = "result.json"   # in each run folder: the run's row
+# The status of a run that a signal stopped (or whose worker was lost): never a
+# result, so no result.json; the next run of the same command runs it again.
+INTERRUPTED = "interrupted"
+RESUME_HINT = "run the same command again to redo it"
 REFERENCE_SCHEDULER = "fcfs"
 # Between two jobs of a reference workload: more than Batsim's message
 # latencies, so that the next job never starts while the previous one ends.
@@ -662,6 +668,11 @@ def execute_run(run, out):
         nb_compute = _simulate(run, _spec(run, prefix))
         row.update(metrics.summarize(prefix, nb_compute))
         row.update(status="ok", error="")
+    except Interrupted as stop:
+        shutil.rmtree(temporary, ignore_errors=True)  # not a result: the next sweep runs it again
+        if stop.here:
+            raise
+        return {**row, "status": INTERRUPTED, "error": f"{stop}; {RESUME_HINT}"}
     except BatioError as error:
         row.update(status="failed", error=str(error))
     except Exception as error:  # noqa: BLE001 - a bug must not stop the sweep: keep its traceback
@@ -675,15 +686,11 @@ def execute_run(run, out):
     return row
 
 
-def record_lost_run(run, out, error):
-    """A run whose worker died: still a row, with the error."""
-    runs_dir = Path(out) / "runs"
-    temporary = runs_dir / f".tmp-{run.run_id}-{uuid.uuid4().hex[:8]}"
-    temporary.mkdir(parents=True)
-    row = {**run.identity(), "status": "failed", "error": f"the run's worker failed: {type(error).__name__}: {error}"}
-    (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
-    _publish(temporary, runs_dir / run.run_id)
-    return row
+def lost_run(run, error):
+    """The row of a run whose worker died (killed, out of memory): interrupted, not
+    a result of the run, so not written; the next sweep runs it again."""
+    return {**run.identity(), "status": INTERRUPTED,
+            "error": f"the run's worker was lost ({type(error).__name__}: {error}); {RESUME_HINT}"}
 
 
 def read_result(run, out):
@@ -697,6 +704,21 @@ def _worker_is_daemonic():
 
 
 @contextmanager
+def _ctrl_c_ignored():
+    """SIGINT ignored while the local workers start, which keep it so: Ctrl-C to the
+    process group is then this process's to handle (closing the cluster), instead
+    of a KeyboardInterrupt traceback from each worker."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
 def dask_client(workers=None, scheduler_address=None):
     """A Dask client on an existing cluster, or on a LocalCluster of ``workers`` processes."""
     import dask
@@ -705,6 +727,9 @@ def dask_client(workers=None, scheduler_address=None):
     if scheduler_address:
         try:
             client = Client(scheduler_address, timeout="10s")
+        except ValueError as error:  # not an address: Dask's own message names what it expected
+            raise InputError("--scheduler-address", f"{scheduler_address!r} is not a Dask scheduler address "
+                                                    f"({error}); expected e.g. tcp://10.0.0.1:8786") from None
         except (OSError, TimeoutError) as error:
             raise EngineError(f"--scheduler-address {scheduler_address}: no Dask scheduler answers ({error})") from None
         daemonic = [worker for worker, flag in client.run(_worker_is_daemonic).items() if flag]
@@ -719,7 +744,7 @@ def dask_client(workers=None, scheduler_address=None):
         logging.getLogger("distributed").setLevel(logging.WARNING)
         # Each simulation runs in its own child process (SimGrid allows one
         # engine per process): workers must be allowed to have children.
-        with dask.config.set({"distributed.worker.daemon": False}):
+        with dask.config.set({"distributed.worker.daemon": False}), _ctrl_c_ignored():
             cluster = LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
                                    dashboard_address=None, silence_logs=logging.CRITICAL)
         client = Client(cluster)
@@ -752,12 +777,14 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
     counts = {"planned": len(runs), "ran": len(todo), "skipped": len(runs) - len(todo), "failed": 0}
     if not todo:
         return counts
+    if workers:
+        workers = min(workers, len(todo))  # more would only start and sit idle
     bar = _progress_bar(len(todo), progress)
     try:
         if workers == 0:
             for run in todo:
                 row = execute_run(run, out)
-                counts["failed"] += row["status"] != "ok"
+                counts["failed"] += row["status"] == "failed"
                 bar.update()
         else:
             from dask.distributed import as_completed
@@ -782,9 +809,9 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
                 for future in in_flight:
                     try:
                         row = future.result()
-                    except Exception as error:  # noqa: BLE001 - a dead worker: keep the run as a failed row
-                        row = record_lost_run(futures[future], out, error)
-                    counts["failed"] += row["status"] != "ok"
+                    except Exception as error:  # noqa: BLE001 - a dead worker: the run is to be redone
+                        row = lost_run(futures[future], error)
+                    counts["failed"] += row["status"] == "failed"
                     bar.set_postfix_str(f"{counts['failed']} failed", refresh=False)
                     bar.update()
                     submit_next(in_flight)
@@ -798,7 +825,9 @@ def gather(runs, out, tau=metrics.DEFAULT_BSLD_TAU):
     """The tidy table of the policy runs (one row each) with the I/O slowdown from their reference runs;
     a run summarised with another bounded slowdown threshold than ``tau`` is summarised again."""
     out = Path(out)
-    results = {run.run_id: read_result(run, out) or {**run.identity(), "status": "missing", "error": "not run"}
+    # A run without a result did not finish: a signal or a lost worker interrupted it.
+    results = {run.run_id: read_result(run, out) or {**run.identity(), "status": INTERRUPTED,
+                                                     "error": f"not finished; {RESUME_HINT}"}
                for run in runs}
     rows = []
     for run in runs:
@@ -884,7 +913,15 @@ def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     runs = plan(grid, out)
-    counts = run_all(runs, out, workers, scheduler_address, retry_failed, progress)
+    try:
+        counts = run_all(runs, out, workers, scheduler_address, retry_failed, progress)
+    except (KeyboardInterrupt, Interrupted) as stop:
+        table = gather(runs, out, grid.bsld_tau)
+        write_results(table, out)
+        unfinished = int((table["status"] == INTERRUPTED).sum())
+        raise Interrupted(getattr(stop, "signum", signal.SIGINT),
+                          f"{len(table) - unfinished} of {len(table)} runs finished; {out / RESULTS_FILE} marks the "
+                          f"{unfinished} others {INTERRUPTED}: run the same command again to resume") from None
     table = gather(runs, out, grid.bsld_tau)
     write_results(table, out)
     report_path = report.write_report(table, out, baseline=grid.baseline, title=title or Path(grid.source).stem,

@@ -7,13 +7,13 @@ import subprocess
 import threading
 import time
 
+from conftest import CLUSTER512, SCRIPTED, TESTS, TINY, workload
 import pytest
 import zmq
 
 from batio.cli import main
 from batio.engine.transport import SocketTransport
 from batio.errors import SchedulerError
-from conftest import CLUSTER512, SCRIPTED, TESTS, TINY, workload
 
 DELAY = {"d": {"type": "delay", "delay": 10}}
 
@@ -364,6 +364,17 @@ def test_many_call_me_later_in_one_reply_are_valid(tmp_path, capsys):
     assert len(rows) == 2 and ",COMPLETED_SUCCESSFULLY," in rows[1]
 
 
+def test_pending_call_me_laters_are_not_a_thread_each(tmp_path, capsys):
+    """5,000 calls pending at once: past the first 1,000 (a waiter actor each, as in Batsim) one waiter
+    actor for the others, not a thread each."""
+    threads = tmp_path / "threads.txt"
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), scheduler=MISBEHAVING,
+                           options={"do": "many_calls", "count": 5000, "first": 5, "span": 0,
+                                    "threads_file": str(threads)})
+    assert code == 0, err
+    assert int(threads.read_text()) < 1100
+
+
 def test_change_job_state_cannot_end_an_executing_job(tmp_path, capsys):
     code, err, _ = run_cli(tmp_path, capsys, one_job(), scheduler=MISBEHAVING, options={"do": "complete_running"})
     assert code == 2 and "CHANGE_JOB_STATE: job 'w0!A' is being executed by the engine" in err and one_line(err)
@@ -518,11 +529,24 @@ def test_options_with_an_integer_too_long(tmp_path, capsys):
     assert code == 2 and "--options: malformed JSON: a number is too long" in err and one_line(err)
 
 
-@pytest.mark.parametrize("option, expected", [("maxmin/precision:abc", "invalid double"),
-                                              ("no/such:1", "Bad config key: no/such")])
-def test_simgrid_options_simgrid_refuses(tmp_path, capsys, option, expected):
+@pytest.mark.parametrize("option, expected", [
+    ("maxmin/precision:abc", "maxmin/precision must be a number > 0 and < 1, got 'abc'"),
+    ("maxmin/precision:-1", "maxmin/precision must be a number > 0 and < 1, got '-1'"),
+    ("network/model:Bogus", "network/model must be one of LV08, CM02, SMPI, IB, Constant, got 'Bogus'"),
+    ("network/crosstraffic:maybe", "network/crosstraffic must be one of yes, no, on, off, true, false, 1, 0"),
+    ("no/such:1", "expected NAME:VALUE with NAME among maxmin/precision, "),
+    ("host/model:L07", "expected NAME:VALUE with NAME among maxmin/precision, ")])
+def test_simgrid_options_checked_before_simgrid(tmp_path, capsys, option, expected):
+    """SimGrid aborts on an unknown model and takes a negative precision: batio refuses both first."""
     code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=("--sg-cfg", option))
-    assert code == 2 and f"--sg-cfg: SimGrid refuses {option}: {expected}" in err and one_line(err)
+    assert code == 2 and f"--sg-cfg: '{option}': {expected}" in err and one_line(err)
+
+
+def test_acknowledging_dynamic_jobs_needs_them(tmp_path, capsys):
+    """Batsim 4.2.1 takes --acknowledge-dynamic-jobs alone and ignores it; batio refuses the no-op."""
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=("--acknowledge-dynamic-jobs",))
+    assert code == 2 and "--acknowledge-dynamic-jobs: acknowledges the jobs the scheduler registers, which needs " \
+                         "--enable-dynamic-jobs" in err and one_line(err)
 
 
 def test_io_sample_period_must_be_finite(tmp_path, capsys):

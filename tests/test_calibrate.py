@@ -19,10 +19,19 @@ def test_repetitions_reduce_to_their_median(tmp_path):
     assert read_measurement(path, "MiB/s")[0] == (1, 2 ** 20)
 
 
-@pytest.mark.parametrize("text, problem", [("clients,x\n1,1\n2,-1\n", "line 3: the aggregate throughput must be positive"),
+@pytest.mark.parametrize("text, problem", [("clients,x\n1,1\n2,-1\n", "line 3: the aggregate throughput must be from"),
                                            ("1,1\n2.5,2\n", "line 2: clients must be a whole number"),
                                            ("1,1\n2,fast\n", "line 2: expected 'clients,throughput'"),
-                                           ("clients,x\n", "no measurement rows")])
+                                           ("clients,x\n", "no measurement rows"),
+                                           ("1,1\n1000000000,2\n", "line 2: clients must be a whole number from 1 "
+                                                                    "to 4096"),
+                                           ("1,1\n2,1e300\n", "line 2: the aggregate throughput must be from 1000 "
+                                                               "to 1e\\+15 B/s"),
+                                           ("1,1\n2,1e400\n", "line 2: the aggregate throughput must be from"),
+                                           ("1,1\n2,nan\n", "line 2: expected 'clients,throughput'"),
+                                           ("1,1\n2,\u0661\n", "line 2: expected 'clients,throughput'"),
+                                           ("".join(f"{k},1\n" for k in range(1, 300)),
+                                            "the measured client counts add up to 44850")])
 def test_bad_measurements_are_one_line_errors(tmp_path, text, problem):
     path = tmp_path / "ior.csv"
     path.write_text(text)

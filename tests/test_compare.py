@@ -82,6 +82,9 @@ def test_seeds_apply_to_workload_generators(tmp_path):
     (["--workload", "demo", "--windows", "1w"], "shorter than one window of 604800 s"),
     (["--workload", "demo", "--windows", "7 days"], "--windows: expected a duration"),
     (["--workload", "demo", "--bsld-tau", "0"], "--bsld-tau: must be a finite number of seconds > 0"),
+    (["--workload", "demo", "--options-of", "easy={}", "--options-of", 'easy={"order": "sjf"}'],
+     "--options-of: 'easy' is given twice"),
+    (["--workload", "demo", "--workers", "100000"], "--workers: must be from 0 (one run after the other) to 256"),
 ])
 def test_argument_errors_are_one_clear_line(tmp_path, capsys, arguments, message):
     if "--schedulers" not in arguments:

@@ -5,15 +5,16 @@ give the same class object, and pybatsim's own ``schedulers`` stay pybatsim's.""
 from pathlib import Path
 import subprocess
 import sys
+import time
 
+from conftest import TINY
 import pytest
+from test_cli import three_delay_jobs
 
 from batio import catalog, launcher
 from batio.cli import main
-from batio.engine.run import load_scheduler
+from batio.engine.scheduler_side import load_scheduler
 from batio.errors import InputError
-from conftest import TINY
-from test_cli import three_delay_jobs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,3 +119,17 @@ def test_a_file_without_its_class_is_one_line_in_both_modes(tmp_path, capsys, mo
                  str(path), "--mode", mode, "--out", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(expected.format(path=path)) and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "socket"])
+def test_timeout_stops_a_scheduler_that_loops_while_imported(tmp_path, capsys, mode):
+    """In process too: the import is bounded as a decision is (it used to run forever)."""
+    scheduler = Path(__file__).parent / "schedulers" / "loopsAtImport.py"
+    started = time.monotonic()
+    code = main(["run", "--platform", str(TINY), "--workload", str(three_delay_jobs(tmp_path)), "--scheduler",
+                 str(scheduler), "--mode", mode, "--timeout", "2", "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and time.monotonic() - started < 30, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert ("loopsAtImport.py did not finish loading (its import and constructor) within 2 s" in err
+            if mode == "inprocess" else "did not answer within 2 s" in err), err

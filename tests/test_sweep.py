@@ -224,9 +224,20 @@ def test_reference_workload_runs_every_job_alone():
     assert alone_workload(workload) is None
 
 
+def test_a_scheduler_address_that_is_no_address_is_one_line(tmp_path, capsys):
+    config = write_config(tmp_path, {"platforms": ["cluster16_pfs"], "workloads": [SMALL_DEMO], "schedulers": ["fcfs"],
+                                     "io_slowdown": False})
+    code = main(["sweep", str(config), "--out", str(tmp_path / "out"), "--scheduler-address", "garbage", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--scheduler-address: 'garbage' is not a Dask scheduler address" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
 def test_an_existing_cluster_with_daemonic_workers_is_a_clear_error():
     import logging
+
     from dask.distributed import LocalCluster
+
     from batio.errors import EngineError
     from batio.sweep import dask_client
     # Dask's default workers are daemonic processes, which may not start the simulations' processes.

@@ -17,7 +17,6 @@ import math
 import multiprocessing
 import os
 from pathlib import Path
-import re
 import resource
 import signal
 import sys
@@ -25,7 +24,7 @@ import time
 import traceback
 
 from batio import __version__, processes
-from batio.errors import BatioError, EngineError, InputError, SchedulerError
+from batio.errors import BatioError, EngineError, InputError, Interrupted, SchedulerError
 
 MODES = ("inprocess", "socket")
 # Longest wall-clock wait for one scheduler decision, by mode, unless --timeout
@@ -105,67 +104,12 @@ def file_digest(path):
     return digest.hexdigest()
 
 
-def load_scheduler(path, options):
-    """Instantiate a pybatsim scheduler from its file, as `pybatsim FILE` does,
-    under the file's one module name (batio.launcher)."""
-    from batio import launcher
-    try:
-        return launcher.instantiate(path, options)
-    except SystemExit as exit:
-        raise SchedulerError(f"scheduler {Path(path).name} called sys.exit({exit.code}) while starting") from None
-    except BatioError:
-        raise
-    except Exception as error:
-        raise SchedulerError(f"scheduler {Path(path).name} failed to start: "
-                             f"{_with_hint(f'{type(error).__name__}: {error}')}") from error
-
-
-def _with_hint(problem):
-    """pybatsim calls an object that is not a BatsimScheduler, as if it were a factory."""
-    match = re.search(r"TypeError: '(\w+)' object is not callable", problem)
-    if match:
-        return f"{problem} (class {match.group(1)} is not a subclass of pybatsim's BatsimScheduler)"
-    return problem
-
-
-class _SchedulerProcess:
-    """`pybatsim FILE` bound to a local port for socket mode."""
-
-    def __init__(self, spec, log_path):
-        self.endpoint = f"tcp://127.0.0.1:{processes.choose_port(spec.port)}"
-        self.log_path = log_path
-        self.name = Path(spec.scheduler).name
-        self._log = open(log_path, "w")
-        self.process = processes.start_pybatsim(spec.scheduler, spec.options, self.endpoint, self._log)
-        self.exit_code = None  # set by stop if the process had ended by itself
-
-    def alive(self):
-        return self.process.poll() is None
-
-    def explain(self, error):
-        """``error`` with the scheduler's own error first: the last line of the
-        traceback pybatsim printed in its log, if any, and its exit code."""
-        with open(self.log_path, errors="replace") as stream:
-            lines = [line.rstrip() for line in stream if line.strip()]
-        raised = next((line for line in reversed(lines) if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|"
-                                                                     r"Interrupt)\b.*", line)), None)
-        ended = "" if self.exit_code is None else f", exit code {self.exit_code}"
-        if raised:
-            return SchedulerError(f"scheduler {self.name} failed: {_with_hint(raised)} (then: {error}{ended}; "
-                                  f"its output: {self.log_path})")
-        return SchedulerError(f"scheduler {self.name}: {error}{ended} (its output: {self.log_path})")
-
-    def stop(self):
-        self.exit_code = self.process.poll()
-        processes.stop(self.process)
-        self._log.close()
-
-
-def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
+def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     """Run one simulation in this process (once per process) and write its outputs.
 
     ``on_stuck(error)`` is called from another thread when an in-process
-    scheduler neither answers nor can be interrupted (see transport.Watchdog);
+    scheduler neither answers nor can be interrupted (see transport.Watchdog),
+    or with an ``Interrupted`` when ``signals`` (a processes.SignalListener) gets a signal;
     by default the error is logged and the process exits.
     """
     simgrid = _import_simgrid_quietly()
@@ -173,7 +117,9 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
     from batio.engine.contention import ContentionModel
     from batio.engine.iotimeline import IoTimeline
     from batio.engine.platform import classify, read_properties
+    from batio.engine.scheduler_side import SchedulerProcess, load_scheduler
     from batio.engine.server import Config, Simulation
+    from batio.engine.sgconfig import check_sg_config
     from batio.engine.threads import OneCpu, use_global_futex_hash
     from batio.engine.transport import InProcessTransport, SocketTransport, Watchdog
     from batio.engine.workload import load_workload
@@ -189,14 +135,16 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
         raise InputError("--timeout", f"must be a finite number of seconds > 0, got {timeout_s}")
     if spec.profile_reuse and not spec.dynamic_jobs:
         raise InputError("--enable-profile-reuse", "needs --enable-dynamic-jobs (Batsim 4.2.1 refuses it alone)")
+    if spec.acknowledge_dynamic_jobs and not spec.dynamic_jobs:
+        # Batsim 4.2.1 takes it alone and ignores it: the flag then says nothing true about the run.
+        raise InputError("--acknowledge-dynamic-jobs", "acknowledges the jobs the scheduler registers, which needs "
+                                                       "--enable-dynamic-jobs (or a scheduler that registers jobs)")
     read_properties(spec.platform)  # malformed XML gets a clear error before SimGrid sees it
     workloads = [load_workload(path, f"w{index}") for index, path in enumerate(spec.workloads)]
     prefix = Path(spec.out_prefix)
     _check_outputs_writable(prefix)
 
-    for option in spec.sg_config:
-        if ":" not in option or option.startswith("host/model:"):
-            raise InputError("--sg-cfg", f"expected a SimGrid option NAME:VALUE other than host/model, got {option!r}")
+    check_sg_config(spec.sg_config)  # SimGrid would end the process on some, take others silently
     use_global_futex_hash()  # before SimGrid starts a thread per actor
     try:
         engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
@@ -246,21 +194,26 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
     def stuck(error):
         """The watchdog's last resort, from its thread: the scheduler holds the engine."""
         try:
-            write_outputs(error)
-            error = _partial(error, prefix)
+            if sim is not None:  # else still loading the scheduler: no output yet
+                write_outputs(error)
+                error = _partial(error, prefix)
         finally:
             (on_stuck or _exit_on_stuck)(error)
 
     scheduler_process = None
     transport: InProcessTransport | SocketTransport
     if spec.mode == "inprocess":
-        transport = InProcessTransport(load_scheduler(spec.scheduler, spec.options), Watchdog(timeout_s, stuck))
+        watchdog = Watchdog(timeout_s, stuck)
+        transport = InProcessTransport(load_scheduler(spec.scheduler, spec.options, watchdog), watchdog)
     else:
-        scheduler_process = _SchedulerProcess(spec, f"{prefix}_scheduler.log")
+        scheduler_process = SchedulerProcess(spec, f"{prefix}_scheduler.log")
         transport = SocketTransport(scheduler_process.endpoint, timeout_s, scheduler_process.alive)
     # After the scheduler's process started (it is not the engine's to bind), before the actors' threads:
     OneCpu()
     sim = Simulation(engine, platform, workloads, transport, config, io, on_progress, contention)
+    if signals:
+        signals.action = lambda signum: stuck(Interrupted(
+            signum, f"at simulated time {engine.clock:.6f}, before the run's end", here=False))
     sim.start()
     try:
         engine.run()
@@ -288,6 +241,9 @@ def _exit_on_stuck(error):
 
 def _partial(error, prefix):
     """The run's error, saying where the outputs written until it are."""
+    if isinstance(error, Interrupted):
+        return Interrupted(error.signum, f"{error.detail} (outputs until then, partial: {prefix}_jobs.csv, ...; "
+                                         "out_run.json says completed: false)", here=error.here)
     if not isinstance(error, BatioError):
         return error  # an engine bug: reported as such by the caller
     partial = type(error).from_message(f"{error} (outputs until then, partial: {prefix}_jobs.csv, ...)")
@@ -376,7 +332,12 @@ def _child(spec, connection, parent_pid):
     processes.die_with_parent()
     if os.getppid() != parent_pid:
         os._exit(1)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A session of its own, which the scheduler's children share, and the orphans of
+    # daemonised ones given back: the parent ends them all with the run. A signal to
+    # batio's group reaches batio only, which passes it on to stop the run (SignalListener).
+    os.setsid()
+    processes.adopt_orphans()
+    signals = processes.SignalListener()
 
     def send(message):
         try:
@@ -388,6 +349,7 @@ def _child(spec, connection, parent_pid):
         send(("progress", (sim.now(), sim.nb_completed, len(sim.records))))
 
     def stuck(error):
+        processes.end_descendants()
         send(_error_payload(error))
         os._exit(3)
 
@@ -408,19 +370,23 @@ def _child(spec, connection, parent_pid):
             os.dup2(log.fileno(), 1)
             os.dup2(log.fileno(), 2)
             with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                result = run_here(spec, report, stuck)
-        send(("done", result))
+                result = run_here(spec, report, stuck, signals)
+        message = ("done", result)
     except BatioError as error:
-        send(_error_payload(error))
+        message = _error_payload(error)
     except BaseException as error:  # noqa: BLE001 - an engine bug: keep its traceback for the report
         log = f"{spec.out_prefix}_traceback.log"
         Path(log).write_text(traceback.format_exc())
-        send(("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error} "
-                                       f"(a batio bug: please report it with {log})", "")))
+        message = ("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error} "
+                                            f"(a batio bug: please report it with {log})", ""))
+    processes.end_descendants()  # the scheduler's children: none is left once the caller hears the end
+    send(message)
 
 
 def _error_payload(error):
     """A BatioError as the parent rebuilds it: its nearest class the parent knows, its message, its cause."""
+    if isinstance(error, Interrupted):
+        return "interrupted", (error.signum, error.detail)
     known = next(cls.__name__ for cls in type(error).__mro__ if cls.__name__ in _ERRORS)
     return "error", (known, str(error), _cause_traceback(error))
 
@@ -439,7 +405,8 @@ def simulate(spec: RunSpec, on_progress=None):
     """Run ``spec`` in a child process; returns run_here's summary or raises.
 
     If this process is interrupted (Ctrl-C, or SIGTERM through batio's CLI)
-    the child is killed at once; if it is killed, the child ends with it.
+    the child gets the same signal, writes its partial outputs, and
+    ``Interrupted`` is raised; if this process is killed, the child ends with it.
     """
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
@@ -454,10 +421,10 @@ def simulate(spec: RunSpec, on_progress=None):
             except EOFError:
                 child.join()
                 answered = True
-                log = f"{spec.out_prefix}_{'scheduler' if spec.mode == 'inprocess' else 'engine'}.log"
-                raise EngineError(f"the engine process died (exit code {child.exitcode}) while simulating "
-                                  f"{', '.join(spec.workloads)} on {spec.platform}; SimGrid's last words are at the "
-                                  f"end of {log}") from None
+                raise _died(spec, child.exitcode) from None
+            except (KeyboardInterrupt, Interrupted) as stop:
+                answered = True
+                raise _stopped(child, receiver, stop) from None
             if kind == "progress":
                 if on_progress:
                     on_progress(*payload)
@@ -465,6 +432,9 @@ def simulate(spec: RunSpec, on_progress=None):
             answered = True
             if kind == "done":
                 return payload
+            if kind == "interrupted":  # the engine process alone got a signal
+                signum, detail = payload
+                raise Interrupted(signum, detail, here=False)
             name, message, cause = payload
             raised = _ERRORS.get(name, BatioError).from_message(message)
             raised.details = cause
@@ -475,4 +445,36 @@ def simulate(spec: RunSpec, on_progress=None):
         if child.is_alive():
             child.kill()
             child.join()
+        processes.signal_group(child.pid, signal.SIGKILL)  # an in-process scheduler's children, in its session
         receiver.close()
+
+
+# Exit statuses of an engine process that was ended from outside (the sweep
+# redoes its run), not by a failure of its own (SIGABRT, SIGSEGV, an exit code).
+_KILLED = {-signal.SIGKILL, *(-signum for signum in processes.SignalListener.SIGNALS),
+           *(128 + signum for signum in processes.SignalListener.SIGNALS)}
+
+
+def _died(spec, exitcode):
+    """Why the engine process ended without a word."""
+    if exitcode in _KILLED:
+        signum = exitcode - 128 if exitcode > 0 else -exitcode
+        return Interrupted(signum, f"the engine process was killed while simulating {', '.join(spec.workloads)}",
+                           here=False)
+    log = f"{spec.out_prefix}_{'scheduler' if spec.mode == 'inprocess' else 'engine'}.log"
+    return EngineError(f"the engine process died (exit code {exitcode}) while simulating "
+                       f"{', '.join(spec.workloads)} on {spec.platform}; SimGrid's last words are at the end of {log}")
+
+
+def _stopped(child, receiver, stop):
+    """This process was interrupted: stop the engine process, which writes its partial outputs."""
+    signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(child.pid, signum)
+    answer = None
+    if receiver.poll(10):
+        with contextlib.suppress(EOFError):
+            answer = receiver.recv()
+    if answer and answer[0] == "interrupted":
+        return Interrupted(signum, answer[1][1])
+    return Interrupted(signum, "before the simulation started: no output")

@@ -3,7 +3,11 @@
 The actors and their hosts mirror Batsim 4.2, so messages between them take
 the same simulated time: the server, one submitter per workload, the
 request-reply actor, the waiters of CALL_ME_LATER and the killers run on the
-master host; a job's actor runs on its first allocated host. They talk to
+master host; a job's actor runs on its first allocated host. Batsim has one
+waiter actor per CALL_ME_LATER; so has this engine up to ``WAITER_ACTORS``
+pending calls, and past them one shared actor waits for the others, each
+firing at the date Batsim's would (a SimGrid actor is an OS thread here:
+tens of thousands of pending calls would exhaust the system's threads). They talk to
 the server through one SimGrid mailbox with 1-byte messages, as Batsim's
 ``send_message`` does.
 
@@ -17,6 +21,7 @@ the server the scheduler is ready again at the reply's ``now``.
 
 import ctypes
 from dataclasses import dataclass, field
+import heapq
 
 from procset import ProcSet
 import simgrid as sg
@@ -31,6 +36,14 @@ SUCCESS_STATE = "COMPLETED_SUCCESSFULLY"
 SERVER_MAILBOX = "server"
 # Batsim sleeps at least this long for a CALL_ME_LATER (waiter_process).
 MIN_WAIT = 1e-5
+# Up to this many pending CALL_ME_LATERs have a waiter actor each, as in Batsim:
+# at one instant SimGrid wakes actors in the order their waits began, which
+# decides which messages share a scheduler call. Past it, a shared waiter
+# fires the others at their dates, without a thread each (the order at an
+# instant may then differ from Batsim's).
+WAITER_ACTORS = 1000
+# A scheduler asking for more than this many at once is looping: an error.
+MAX_PENDING_CALLS = 100_000
 
 
 @dataclass
@@ -99,6 +112,11 @@ class Simulation:
         self.nb_submitters_finished = 0
         self.nb_submitted = self.nb_completed = self.nb_running = 0
         self.nb_waiters = self.nb_killers = 0
+        self.nb_waiter_actors = 0
+        self.calls = []  # the firing dates of the calls past WAITER_ACTORS, with their order, as a heap
+        self.calls_asked = 0
+        self.shared_waiter = None  # the actor that sends their WAITING_DONE, once there is one
+        self.new_call = sg.Semaphore(0)
         self.registration_finished = False
         self.last_activity = 0.0  # when a job was last submitted, started, ended or rejected
         self.calls_since_activity = 0
@@ -273,10 +291,29 @@ class Simulation:
             sg.this_actor.sleep_for(date - self.now())
 
     def _waiter(self, target):
+        """Batsim's waiter of one call."""
         wait = target - self.now()
         sg.this_actor.sleep_for(max(wait, MIN_WAIT))
+        self.nb_waiter_actors -= 1
         if not self.end_sent:
             self.send_last("WAITING_DONE")
+
+    def _shared_waiter(self):
+        """Sends the WAITING_DONE of each call of ``calls`` at its date, as
+        Batsim's waiter of that call would; a new call (``new_call``) may come first."""
+        while True:
+            if not self.calls:
+                self.new_call.acquire()
+                continue
+            date = self.calls[0][0]
+            if date > self.now() and not self.new_call.acquire_timeout(date - self.now()):
+                continue  # woken by a new call, which may be due first
+            # Due: ``date`` too, if the clock stopped a rounding error short of it.
+            due = max(date, self.now())
+            while self.calls and self.calls[0][0] <= due:
+                heapq.heappop(self.calls)
+                if not self.end_sent:
+                    self.send_last("WAITING_DONE")
 
     def _job_actor(self, record):
         code = record.execution.run()
@@ -565,9 +602,24 @@ class Simulation:
 
     def _do_call_me_later(self, data):
         target = _field(data, "timestamp", (int, float), "CALL_ME_LATER")  # checked by _request_reply
+        if self.nb_waiters >= MAX_PENDING_CALLS:
+            raise SchedulerError(f"CALL_ME_LATER at t={self.now():g} for t={target:g}: the scheduler has "
+                                 f"{self.nb_waiters} calls pending already, the most that may wait at once; "
+                                 "is it asking again on every call?")
         self.calls_since_activity += 1
         self.nb_waiters += 1
-        self._spawn(f"waiter {target}", self.master, self._waiter, float(target))
+        if self.nb_waiter_actors < WAITER_ACTORS:
+            self.nb_waiter_actors += 1
+            self._spawn(f"waiter {target}", self.master, self._waiter, float(target))
+            return
+        # Batsim's waiter sleeps max(target - now, MIN_WAIT) from now.
+        heapq.heappush(self.calls, (self.now() + max(float(target) - self.now(), MIN_WAIT), self.calls_asked))
+        self.calls_asked += 1
+        if self.shared_waiter is None:
+            self.shared_waiter = self._spawn("shared waiter", self.master, self._shared_waiter)
+            self.shared_waiter.daemonize()  # it waits for calls forever: it must not hold the simulation's end
+        else:
+            self.new_call.release()
 
     def _do_register_profile(self, data):
         self._require_dynamic("REGISTER_PROFILE")

@@ -6,7 +6,7 @@ scheduler object in this process, through pybatsim's own ``Batsim`` class,
 so the scheduler sees exactly the same messages (both encode to JSON text).
 """
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 import ctypes
 import json
 import threading
@@ -142,6 +142,18 @@ class Watchdog:
             if self.fired:  # the decision ended as it fired: drop the exception if not raised yet
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
 
+    @contextmanager
+    def bounding(self, now, late):
+        """The block (a decision, or loading the scheduler) under the bound; past it, ``late`` is raised."""
+        self.deciding(now)
+        try:
+            try:
+                yield
+            finally:
+                self.decided()
+        except _Interrupted:
+            raise late from None
+
     def _watch(self):
         while not self._stop.wait(0.1):
             busy = self._busy
@@ -178,21 +190,18 @@ class InProcessTransport:
         from batsim.batsim import Batsim
         sent = time.perf_counter()
         self._mailbox.inbox = json.dumps(message)
-        if self.watchdog:
-            self.watchdog.deciding(message["now"])
+        bounded = (self.watchdog.bounding(message["now"], timeout_error(self.watchdog.timeout_s, message["now"]))
+                   if self.watchdog else nullcontext())
         try:
-            try:
+            with bounded:
                 if self._batsim is None:
                     # pybatsim's Batsim reads SIMULATION_BEGINS in its constructor.
                     with _network_handler_replaced_by(self._mailbox):
                         self._batsim = Batsim(self.scheduler, "inprocess://", 0)
                 else:
                     self._batsim.do_next_event()
-            finally:
-                if self.watchdog:
-                    self.watchdog.decided()
-        except _Interrupted:
-            raise timeout_error(self.watchdog.timeout_s, message["now"]) from None
+        except SchedulerError:  # the bound
+            raise
         except SystemExit as error:
             raise SchedulerError(f"the scheduler called sys.exit({error.code!r}) in a callback") from None
         except BaseException as error:  # noqa: BLE001 - whatever the scheduler raised is its own failure

@@ -12,12 +12,20 @@ Option "do" picks the misbehaviour; any other job is started on host 0 at once
   which is then queued like the others only if option "queue" is true;
 - "many_calls": asks, in one reply, to be called "count" times (default 20,000),
   spread over now+"first" ... now+"first"+"span" (default now+1 s ... now+21 s), and
-  runs the jobs normally;
+  runs the jobs normally; with option "threads_file", writes there how many threads
+  its process has when the first call comes;
 - "complete_running": starts the job, then CHANGE_JOB_STATE to COMPLETED_SUCCESSFULLY
-  while it runs.
+  while it runs;
+- "slow": sleeps "seconds" (wall clock) on each submission, and runs the jobs normally;
+- "spawn": starts the command of option "command" when the simulation begins, as a
+  child, or daemonised (double fork, its own session) with option "daemonise",
+  and runs the jobs normally.
 """
 
+import os
+import subprocess
 import sys
+import time
 
 from batsim.batsim import BatsimScheduler
 from procset import ProcSet
@@ -36,6 +44,15 @@ class Misbehaving(BatsimScheduler):
     def onSimulationBegins(self):
         if self.do == "raise_in_begins":
             raise ValueError("misbehaving on purpose in onSimulationBegins")
+        if self.do == "spawn":
+            command = self.options["command"]
+            if not self.options.get("daemonise"):
+                subprocess.Popen(command)
+            elif os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.execvp(command[0], command)
+                os._exit(0)
 
     def onJobSubmission(self, job):
         if self.do == "exit_in_callback":
@@ -43,6 +60,8 @@ class Misbehaving(BatsimScheduler):
         if self.do == "loop_forever":
             while True:
                 pass
+        if self.do == "slow":
+            time.sleep(self.options["seconds"])
         if self.do == "reject_all":
             self.bs.reject_jobs([job])
             return
@@ -69,7 +88,9 @@ class Misbehaving(BatsimScheduler):
         self.running = None
 
     def onRequestedCall(self):
-        pass
+        if "threads_file" in self.options and not os.path.exists(self.options["threads_file"]):
+            with open(self.options["threads_file"], "w") as threads:
+                threads.write(str(len(os.listdir("/proc/self/task"))))
 
     def onNoMoreEvents(self):
         if self.do == "call_me_later_forever":
