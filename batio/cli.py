@@ -5,7 +5,7 @@
     batio sweep CONFIG.yaml [--workers N] [--scheduler-address ADDR]
     batio matrix CONFIG.yaml [--small] [--workers N] [--page PAGE.md]
     batio calibrate MEASURED.csv --out DIR [--unit GB/s] [--platform P --element ID]
-    batio import swf|sacct TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
+    batio import swf|sacct|jobsio TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
     batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
     batio list
 """
@@ -246,7 +246,8 @@ def command_import(args):
     workload = import_trace(args.format, args.trace, start=args.start, end=args.end, warmup=args.warmup,
                             cooldown=args.cooldown, max_jobs=args.max_jobs, sample=args.sample, seed=args.seed,
                             nodes=args.nodes, cores_per_node=args.cores_per_node,
-                            keep_cancelled=args.keep_cancelled, darshan=args.darshan)
+                            keep_cancelled=args.keep_cancelled, darshan=args.darshan, week=args.week,
+                            runs=args.runs)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(dumps(workload))
@@ -386,8 +387,9 @@ def parser():
 
     importing = commands.add_parser("import", help="a Batsim workload from a job trace (SWF, Slurm sacct); "
                                                    "docs/formats.md states the mapping")
-    importing.add_argument("format", choices=["swf", "sacct"],
-                           help="swf: Parallel Workloads Archive; sacct: `sacct --parsable2` with a header line")
+    importing.add_argument("format", choices=["swf", "sacct", "jobsio"],
+                           help="swf: Parallel Workloads Archive; sacct: `sacct --parsable2` with a header line; "
+                                "jobsio: jobs joined with their Darshan I/O (docs/formats.md)")
     importing.add_argument("trace", help="the trace file")
     importing.add_argument("--out", required=True, help="the workload JSON file to write")
     importing.add_argument("--from", dest="start", metavar="T",
@@ -414,6 +416,9 @@ def parser():
     importing.add_argument("--darshan", action="append", metavar="LOG|FOLDER",
                            help="Darshan logs (or folders of them; repeatable): each job whose id is a log's job "
                                 "id gets its bytes read and written as a file-system phase (needs PyDarshan)")
+    importing.add_argument("--week", help="jobsio: the week to import (its `week` column)")
+    importing.add_argument("--runs", metavar="DARSHAN_RUNS_CSV",
+                           help="jobsio: one row per Darshan log, for the ranks doing I/O at once (docs/formats.md)")
     importing.set_defaults(handler=command_import)
 
     machine = commands.add_parser("platform", help="a SimGrid platform (compute nodes, one parallel file system, "
