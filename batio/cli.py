@@ -6,6 +6,7 @@
     batio matrix CONFIG.yaml [--small] [--workers N] [--page PAGE.md]
     batio calibrate MEASURED.csv --out DIR [--unit GB/s] [--platform P --element ID]
     batio import swf|sacct|jobsio TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
+    batio validate --platform P --workload W.json [--train T.json] [--out DIR]
     batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
     batio list
 """
@@ -257,6 +258,19 @@ def command_import(args):
     return 0
 
 
+def command_validate(args):
+    from batio.validate import format_table, validate
+    make_folder(args.out)
+    table, jobs = validate(catalog.platform_path(args.platform), args.workload, args.out, args.train)
+    print(format_table(table))
+    late = int((jobs["start_delay"] > 1).sum())
+    killed = int((jobs["final_state"] != "COMPLETED_SUCCESSFULLY").sum())
+    print(f"replay: {len(jobs)} jobs, {late} started over 1 s after their recorded start, {killed} not completed "
+          f"(their simulated time is a lower bound)")
+    print(f"written: {Path(args.out) / 'validation.csv'}, validation_jobs.csv")
+    return 0
+
+
 def command_platform(args):
     from batio.platform_builder import contention_value, platform_xml
     contention = None if args.contention is None else contention_value(args.contention, args.contention_unit)
@@ -420,6 +434,16 @@ def parser():
     importing.add_argument("--runs", metavar="DARSHAN_RUNS_CSV",
                            help="jobsio: one row per Darshan log, for the ranks doing I/O at once (docs/formats.md)")
     importing.set_defaults(handler=command_import)
+
+    checking = commands.add_parser("validate", help="replay jobs imported with `batio import jobsio` at their "
+                                                    "recorded starts; simulated vs measured I/O time per job")
+    checking.add_argument("--platform", required=True, help="platform XML file or bundled name")
+    checking.add_argument("--workload", required=True, action="append",
+                          help="workload from `batio import jobsio` (repeat: one group each)")
+    checking.add_argument("--train", help="workload whose median per-job bandwidth the baseline uses "
+                                          "(default: each validated workload's own, in-sample)")
+    checking.add_argument("--out", default="out/validate", help="output folder (default out/validate)")
+    checking.set_defaults(handler=command_validate)
 
     machine = commands.add_parser("platform", help="a SimGrid platform (compute nodes, one parallel file system, "
                                                    "a master host) from a short description")
