@@ -266,7 +266,7 @@ def command_validate(args):
     late = int((jobs["start_delay"] > 1).sum())
     killed = int((jobs["final_state"] != "COMPLETED_SUCCESSFULLY").sum())
     print(f"replay: {len(jobs)} jobs, {late} started over 1 s after their recorded start, {killed} not completed "
-          f"(their simulated time is a lower bound)")
+          f"(killed at their walltime: left out of the pairs)")
     print(f"written: {Path(args.out) / 'validation.csv'}, validation_jobs.csv")
     return 0
 

@@ -6,7 +6,8 @@ directions (read, write) whose bytes its file-system phases move. The
 ``replay`` policy starts every job at its recorded start on the engine;
 a job's simulated transfer time is then its execution time minus its delay
 phase (the rest of its recorded run time), since nothing else in its
-profile takes time. Against it stands a stated baseline: the job's bytes at
+profile takes time. Jobs that do not complete (killed at their walltime)
+are left out of the pairs and counted. Against it stands a stated baseline: the job's bytes at
 the median measured per-job bandwidth (bytes / measured transfer time) of a
 training workload (``--train``; default the validated workload itself,
 which favours the baseline). Statistics: ``batio.accuracy``.
@@ -14,6 +15,7 @@ which favours the baseline). Statistics: ``batio.accuracy``.
 
 import json
 import logging
+import math
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +87,10 @@ def replay(platform, workload_path, out_prefix):
 def compare(jobs, simulated, bandwidth):
     """The per-job pairs: measured, simulated (execution minus delay) and baseline seconds."""
     frame = jobs.merge(simulated, on="job_id", how="left")
-    frame["simulated"] = frame["execution_time"] - frame["delay"]
+    # A job killed at its walltime (one that ran past its limit on the real machine has
+    # walltime = run time) has no simulated transfer time, only a bound: left out, counted.
+    completed = frame["final_state"] == "COMPLETED_SUCCESSFULLY"
+    frame["simulated"] = (frame["execution_time"] - frame["delay"]).where(completed)
     frame["baseline"] = frame["bytes"] / bandwidth
     frame["start_delay"] = frame["starting_time"] - frame["recorded_start"]
     return frame
@@ -136,3 +141,33 @@ def format_table(table):
         lines.append(f"{row.group:<24} {row.predictor:<36} {row.pairs:>6} {row.median_ape:>9.1f} "
                      f"{row.p90_ape:>9.1f} {row.within_25:>6.2f} {row.spearman:>8.2f}")
     return "\n".join(lines)
+
+
+def headroom(workload, machine_nodes=None, week_seconds=7 * 86400):
+    """What any I/O-aware policy could gain at most, from the measurements alone (a dict).
+
+    A policy cannot make a job's I/O take less than no time, so the node-hours it can
+    free are at most those the jobs held while in I/O. From Darshan's times summed over
+    ranks, a job's I/O wall time lies between the per-rank time (all ranks did I/O at
+    once: ``low``) and the summed rank time capped at its run time (one rank at a time:
+    ``high``); the bound is ``high``. Shares are of the jobs' node-hours and, given
+    ``machine_nodes``, of the machine's node-hours in a week."""
+    held = io_low = io_high = 0.0
+    known = 0
+    for job in workload["jobs"]:
+        runtime = job["recorded_end"] - job["recorded_start"]
+        held += job["res"] * runtime
+        if "measured_meta_s" not in job:
+            continue
+        known += 1
+        per_rank = job["measured_read_s"] + job["measured_write_s"] + job["measured_meta_s"]
+        io_low += job["res"] * per_rank
+        io_high += job["res"] * min(runtime, per_rank * job["io_ranks"])
+    measured = known > 0 and held > 0
+    result = {"jobs": len(workload["jobs"]), "jobs_with_io_times": known, "node_hours": held / 3600,
+              "io_share_low": io_low / held if measured else math.nan,
+              "io_share_high": io_high / held if measured else math.nan}
+    if machine_nodes:
+        result["jobs_share_of_machine"] = held / (machine_nodes * week_seconds)
+        result["io_share_of_machine_low"] = io_low / (machine_nodes * week_seconds) if measured else math.nan
+    return result
