@@ -15,7 +15,7 @@ import pytest
 from batio.cli import main
 from batio.errors import InputError
 from batio.importers import import_trace
-from batio.validate import BASELINE, PLATFORM, validate
+from batio.validate import BASELINE, PLATFORM, headroom, validate
 
 DATA = Path(__file__).parent / "data"
 TINY = DATA / "jobsio_tiny.csv"
@@ -123,3 +123,16 @@ def test_shared_theta_records(tmp_path):
     assert first["io_ranks"] == pytest.approx(131072, rel=0.01)
     assert first["measured_write_s"] == pytest.approx(972515498.5505399 / first["io_ranks"], rel=1e-6)
     assert workload["trace"]["skipped"] == {}
+
+
+def test_headroom_is_the_io_share_of_node_hours():
+    workload = import_trace("jobsio", TINY, week="w1", nodes=16)
+    bound = headroom(workload, machine_nodes=16, week_seconds=10000)
+    # Node-seconds held: 2 x 1000 + 1 x 500 + 3 x 300 = 3400. In I/O, all ranks at once:
+    # job 1 2 x 35 s, job 2 1 x 11 s (job 4's time is unknown) = 81; one rank at a time:
+    # job 1 2 x min(1000, 35 x 128), job 2 1 x min(500, 11 x 64) = 2500.
+    assert bound["jobs_with_io_times"] == 2 and bound["node_hours"] == pytest.approx(3400 / 3600)
+    assert bound["io_share_low"] == pytest.approx(81 / 3400)
+    assert bound["io_share_high"] == pytest.approx(2500 / 3400)
+    assert bound["jobs_share_of_machine"] == pytest.approx(3400 / 160000)
+    assert bound["io_share_of_machine_low"] == pytest.approx(81 / 160000)
