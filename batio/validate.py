@@ -91,7 +91,7 @@ def compare(jobs, simulated, bandwidth):
     # walltime = run time) has no simulated transfer time, only a bound: left out, counted.
     completed = frame["final_state"] == "COMPLETED_SUCCESSFULLY"
     frame["simulated"] = (frame["execution_time"] - frame["delay"]).where(completed)
-    frame["baseline"] = frame["bytes"] / bandwidth
+    frame["baseline"] = (frame["bytes"] / bandwidth).where(completed)  # on the same pairs as the platform
     frame["start_delay"] = frame["starting_time"] - frame["recorded_start"]
     return frame
 
