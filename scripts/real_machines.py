@@ -12,7 +12,10 @@ For each Theta week of the joined job + I/O records (``jobs.csv`` and
 4. the headroom of each week (``batio.validate.headroom``);
 5. the what-if: every catalog policy that fits the input on each week, and
    EquilibrIO at alpha = 0 (the poster's FCFS baseline), each week's
-   validation error beside it.
+   validation error beside it; on the full machine, and for the weeks whose
+   jobs hold at least ``--scaled-from`` of Theta's node-hours, on a Theta of
+   that share of its nodes (the records hold only jobs with Darshan logs,
+   which alone rarely queue on the full machine).
 
 Writes ``results/real_machines/{fit,validation,headroom,whatif}.csv`` beside
 this script (``--results`` elsewhere); runs go to ``--out``, and a rerun
@@ -87,7 +90,14 @@ def io_times_known(path):
     return all("measured_transfer_s" in job for job in json.loads(Path(path).read_text())["jobs"])
 
 
-def what_if(week, path, out, validation):
+def scaled_platform(nodes, out):
+    """theta.xml with ``nodes`` compute hosts, everything else unchanged."""
+    path = out / f"theta_{nodes}.xml"
+    path.write_text(THETA.read_text().replace('radical="0-4391"', f'radical="0-{nodes - 1}"'))
+    return path
+
+
+def what_if(week, path, out, validation, platform=THETA, machine="full"):
     """One row per policy run on the week: its metrics, and the week's validation error."""
     names = list(BASELINES) + [name for name in IO_POLICIES if name != "equilibrio" or io_times_known(path)]
     rows = []
@@ -95,9 +105,9 @@ def what_if(week, path, out, validation):
                                                                        {"equilibrio": {"alpha": 0.0}})):
         if label and "equilibrio" not in names:
             continue
-        folder = out / week / ("alpha0" if label else "policies")
+        folder = out / week / machine / ("alpha0" if label else "policies")
         pairs = [f"{name}={json.dumps(value)}" for name, value in options.items() if name in names_run]
-        grid = comparison_grid(str(THETA), str(path), names_run, pairs, baseline=names_run[0],
+        grid = comparison_grid(str(platform), str(path), names_run, pairs, baseline=names_run[0],
                                run_options={"max_idle": 10 * 86400.0})
         table, _, _ = compare(grid, folder, progress=False)
         for row in table.to_dict("records"):
@@ -106,7 +116,8 @@ def what_if(week, path, out, validation):
                 reference = folder / "runs" / row["reference_run"] / "out"
                 ratios = job_io_slowdowns(folder / row["run_dir"] / "out", reference)
                 median_io = float(ratios.median() - 1) * 100 if len(ratios) else np.nan
-            rows.append({"week": week, "policy": label or row["policy"], "status": row["status"],
+            rows.append({"week": week, "machine": machine, "jobs": row.get("jobs"),
+                         "policy": label or row["policy"], "status": row["status"],
                          "mean_wait_h": row.get("mean_wait", np.nan) / 3600,
                          "mean_slowdown": row.get("mean_slowdown"), "makespan_h": row.get("makespan", np.nan) / 3600,
                          "utilisation": row.get("utilisation"), "median_io_slowdown_pct": median_io,
@@ -123,6 +134,9 @@ def main():
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "real_machines")
     parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results" / "real_machines")
     parser.add_argument("--no-whatif", action="store_true", help="stop after the validation and the headroom")
+    parser.add_argument("--scaled-from", type=float, default=0.5, metavar="SHARE",
+                        help="also run the what-if of the weeks whose jobs hold at least this share of Theta's "
+                             "node-hours on a Theta of that share of its nodes (default 0.5)")
     args = parser.parse_args()
     logging.basicConfig(format="real_machines: %(message)s", level=logging.INFO)
     if not (args.data / "jobs.csv").is_file():
@@ -143,8 +157,9 @@ def main():
     shutil.copy(args.out / "validate" / "validation_jobs.csv", args.results / "validation_jobs.csv")
     log.info("validation done at %.0f s", time.perf_counter() - started)
     errors = table[table["predictor"] == PLATFORM].set_index("group")["median_ape"]
-    rows = [{"week": week, **headroom(json.loads(paths[week].read_text()), NODES)} for week in weeks]
-    pd.DataFrame(rows).to_csv(args.results / "headroom.csv", index=False)
+    bounds = {week: headroom(json.loads(paths[week].read_text()), NODES) for week in weeks}
+    pd.DataFrame([{"week": week, **bound} for week, bound in bounds.items()]).to_csv(
+        args.results / "headroom.csv", index=False)
     if args.no_whatif:
         return
     rows = []
@@ -152,6 +167,23 @@ def main():
         rows += what_if(week, paths[week], args.out / "whatif", errors.get(week, np.nan))
         pd.DataFrame(rows).to_csv(args.results / "whatif.csv", index=False)
         log.info("what-if of %s done at %.0f s", week, time.perf_counter() - started)
+    # The records hold only the jobs that left Darshan logs; on the full machine they rarely
+    # queue. A Theta scaled to their share of its node-hours is as full of them over the week
+    # as the real one was of all its jobs (jobs larger than it are skipped, counted in its trace).
+    for week in weeks:
+        share = bounds[week]["jobs_share_of_machine"]
+        if share < args.scaled_from:
+            continue
+        nodes = round(NODES * share)
+        workload = import_trace("jobsio", args.data / "jobs.csv", week=week, nodes=nodes,
+                                runs=args.data / "darshan_runs.csv")
+        path = args.out / "weeks" / f"{week}_{nodes}.json"
+        path.write_text(dumps(workload))
+        rows += what_if(week, path, args.out / "whatif", errors.get(week, np.nan),
+                        scaled_platform(nodes, args.out / "weeks"), f"{nodes} nodes")
+        pd.DataFrame(rows).to_csv(args.results / "whatif.csv", index=False)
+        log.info("scaled what-if of %s (%d nodes, %s) done at %.0f s", week, nodes,
+                 workload["trace"]["skipped"], time.perf_counter() - started)
 
 
 if __name__ == "__main__":
