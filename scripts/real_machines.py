@@ -39,7 +39,7 @@ from batio.accuracy import error_stats
 from batio.compare import compare, comparison_grid
 from batio.errors import InputError, exits_on_error
 from batio.importers import dumps, import_trace
-from batio.metrics import job_io_slowdowns
+from batio.metrics import read_jobs
 from batio.validate import PLATFORM, headroom, measured_jobs, validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,8 +97,21 @@ def scaled_platform(nodes, out):
     return path
 
 
+def io_slowdowns(prefix, reference_prefix, delays):
+    """Paper 003's I/O slowdown of each job with I/O, in %: its transfer time in the run (execution
+    minus delay) over that alone (the reference run), minus 1; jobs completed in both only."""
+    run, alone = read_jobs(prefix), read_jobs(reference_prefix)
+    done = [frame[frame["final_state"] == "COMPLETED_SUCCESSFULLY"].set_index("job_id")["execution_time"]
+            for frame in (run, alone)]
+    both = pd.concat(done + [delays], axis=1, keys=["run", "alone", "delay"], join="inner")
+    transfer_alone = both["alone"] - both["delay"]
+    keep = transfer_alone > 1e-6  # jobs that move bytes (a phase of under a microsecond is rounding)
+    return ((both["run"] - both["delay"])[keep] / transfer_alone[keep] - 1) * 100
+
+
 def what_if(week, path, out, validation, platform=THETA, machine="full"):
     """One row per policy run on the week: its metrics, and the week's validation error."""
+    delays = measured_jobs(json.loads(Path(path).read_text())).set_index("job_id")["delay"]
     names = list(BASELINES) + [name for name in IO_POLICIES if name != "equilibrio" or io_times_known(path)]
     rows = []
     for label, names_run, options in ((None, names, POLICY_OPTIONS), ("equilibrio alpha=0", ["equilibrio"],
@@ -114,8 +127,8 @@ def what_if(week, path, out, validation, platform=THETA, machine="full"):
             median_io = np.nan
             if row["status"] == "ok" and row.get("reference_run"):
                 reference = folder / "runs" / row["reference_run"] / "out"
-                ratios = job_io_slowdowns(folder / row["run_dir"] / "out", reference)
-                median_io = float(ratios.median() - 1) * 100 if len(ratios) else np.nan
+                slowdowns = io_slowdowns(folder / row["run_dir"] / "out", reference, delays)
+                median_io = float(slowdowns.median()) if len(slowdowns) else np.nan
             rows.append({"week": week, "machine": machine, "jobs": row.get("jobs"),
                          "policy": label or row["policy"], "status": row["status"],
                          "mean_wait_h": row.get("mean_wait", np.nan) / 3600,
