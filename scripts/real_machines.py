@@ -118,7 +118,7 @@ def what_if(week, path, out, validation, platform=THETA, machine="full"):
                                                                        {"equilibrio": {"alpha": 0.0}})):
         if label and "equilibrio" not in names:
             continue
-        folder = out / week / machine / ("alpha0" if label else "policies")
+        folder = out / week / machine.replace(" ", "_") / ("alpha0" if label else "policies")
         pairs = [f"{name}={json.dumps(value)}" for name, value in options.items() if name in names_run]
         grid = comparison_grid(str(platform), str(path), names_run, pairs, baseline=names_run[0],
                                run_options={"max_idle": 10 * 86400.0})
