@@ -18,8 +18,9 @@ For each Theta week of the joined job + I/O records (``jobs.csv`` and
    which alone rarely queue on the full machine).
 
 Writes ``results/real_machines/{fit,validation,headroom,whatif}.csv`` beside
-this script (``--results`` elsewhere); runs go to ``--out``, and a rerun
-resumes them.
+this script (``--results`` elsewhere); runs, and the per-job validation
+pairs (``validate/validation_jobs.csv``: job records, not committed), go to
+``--out``, and a rerun resumes them.
 
     .venv/bin/python scripts/real_machines.py [--weeks theta_2022-01-15,...] [--no-whatif]
 """
@@ -29,7 +30,6 @@ import argparse
 import json
 import logging
 from pathlib import Path
-import shutil
 import time
 
 import numpy as np
@@ -167,7 +167,6 @@ def main():
     validated = [paths[week] for week in weeks if io_times_known(paths[week])]
     table, _ = validate(THETA, validated, args.out / "validate", train=paths[args.train])
     table.to_csv(args.results / "validation.csv", index=False)
-    shutil.copy(args.out / "validate" / "validation_jobs.csv", args.results / "validation_jobs.csv")
     log.info("validation done at %.0f s", time.perf_counter() - started)
     errors = table[table["predictor"] == PLATFORM].set_index("group")["median_ape"]
     bounds = {week: headroom(json.loads(paths[week].read_text()), NODES) for week in weeks}
