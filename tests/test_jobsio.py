@@ -136,3 +136,19 @@ def test_headroom_is_the_io_share_of_node_hours():
     assert bound["io_share_high"] == pytest.approx(2500 / 3400)
     assert bound["jobs_share_of_machine"] == pytest.approx(3400 / 160000)
     assert bound["io_share_of_machine_low"] == pytest.approx(81 / 160000)
+
+
+def test_a_job_killed_at_its_walltime_is_left_out_of_the_pairs(tmp_path):
+    # Job 2 ran 500 s on a 400 s limit (walltime becomes 500) and wrote 1e9 B in 0.5 s per rank:
+    # cluster16_pfs needs 1 s for them, so the replay kills it at 500 s; only job 1 is compared.
+    lines = TINY.read_text().splitlines()
+    lines[2] = lines[2].replace(",500,600,1,64,", ",500,400,1,64,").replace(",640.0,64.0,", ",32.0,64.0,")
+    trace = tmp_path / "killed.csv"
+    trace.write_text("\n".join(lines) + "\n")
+    workload = tmp_path / "w1.json"
+    assert main(["import", "jobsio", str(trace), "--week", "w1", "--nodes", "16", "--out", str(workload)]) == 0
+    table, jobs = validate(PLATFORM_16, [workload], tmp_path / "out")
+    assert jobs.set_index("job_id").loc["2", "final_state"] == "COMPLETED_WALLTIME_REACHED"
+    rows = table.set_index(["group", "predictor"])
+    assert rows.loc[("w1", PLATFORM), "pairs"] == rows.loc[("w1", BASELINE), "pairs"] == 1
+    assert rows.loc[("w1", PLATFORM), "median_ape"] == pytest.approx(80.0, abs=0.1)  # job 1: 6 s for 30 s
