@@ -42,6 +42,8 @@ SCHEDULERS: dict[str, tuple] = {
     "equilibrio": ("equilibrio/equilibrio.py", {}),
     "equilibrio-listing": ("equilibrio/equilibrio.py", {"backfill_guard": False, "backfill_order": "fixed"}),
     "easy-ljf": ("backfill.py", {"backfill_max": 1, "order": "ljf"}),
+    # Jobs start at their recorded start times (batio import jobsio): what `batio validate` runs.
+    "replay": ("replay/replay.py", {}),
     # CATIOS and TIOAS predict each job's I/O from the bundled history by default.
     **{f"catios{suffix}{knowledge}": ("catios/catios.py", {**options, **demand})
        for suffix, options in (("", {}), ("-ljf", {"priority": "ljf"}), ("-mix", {"priority": "mix"}),
@@ -68,6 +70,7 @@ BUNDLED_INPUTS = {
     "catios/catios.py": ("catios_cluster", "catios_bw"),
     "catios/tioas.py": ("catios_cluster", "catios_bw"),
     "locality/locality.py": ("memcluster486", "memcluster486_slice"),
+    "replay/replay.py": ("cluster16_pfs", "jobsio_demo"),
 }
 BUNDLED_INPUTS_OF_NAME = {"easy-ljf": ("catios_cluster", "catios_bw")}
 
@@ -103,6 +106,7 @@ REQUIRES = {
     "catios/tioas.py": PREDICTED_DEMAND,
     "locality/locality.py": {"storage": True, "host_properties": ("cores", "memory_bytes", "link_bandwidth"),
                              "job_fields": ("cores", "file", "file_bytes"), "single_host_jobs": True},
+    "replay/replay.py": {"job_fields": ("recorded_start",)},
 }
 REQUIRES_OF_NAME = {name: ORACLE_DEMAND for name, (_, presets, *_) in SCHEDULERS.items()
                     if presets.get("demand") == "oracle"}

@@ -6,7 +6,9 @@
     batio matrix CONFIG.yaml [--small] [--workers N] [--page PAGE.md]
     batio calibrate MEASURED.csv --out DIR [--unit GB/s] [--platform P --element ID]
     batio twin SUMMARIES.csv.gz --out DIR [--system NAME] [--fit-until YYYY-MM-DD] [--engine-check N]
-    batio import swf|sacct TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
+    batio import swf|sacct|jobsio TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
+    batio validate --platform P --workload W.json [--train T.json] [--out DIR]
+    batio validate --benchmarks SUMMARIES.csv.gz [--platform TWIN.xml] [--fit-until YYYY-MM-DD] [--out DIR]
     batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
     batio list
 """
@@ -282,13 +284,45 @@ def command_import(args):
     workload = import_trace(args.format, args.trace, start=args.start, end=args.end, warmup=args.warmup,
                             cooldown=args.cooldown, max_jobs=args.max_jobs, sample=args.sample, seed=args.seed,
                             nodes=args.nodes, cores_per_node=args.cores_per_node,
-                            keep_cancelled=args.keep_cancelled, darshan=args.darshan)
+                            keep_cancelled=args.keep_cancelled, darshan=args.darshan, week=args.week,
+                            runs=args.runs)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(dumps(workload))
     for line in summary_lines(workload):
         print(line)
     print(f"written: {out} (what was skipped and why, line by line: its \"trace\" block)")
+    return 0
+
+
+def command_validate(args):
+    from batio.validate import format_table, validate
+    if args.benchmarks:
+        return validate_benchmark_runs(args)
+    if not (args.platform and args.workload):
+        raise BatioError("validate: give --platform and --workload (jobs from `batio import jobsio`), "
+                         "or --benchmarks (TOKIO-ABC runs)")
+    make_folder(args.out)
+    table, jobs = validate(catalog.platform_path(args.platform), args.workload, args.out, args.train)
+    print(format_table(table))
+    late = int((jobs["start_delay"] > 1).sum())
+    killed = int((jobs["final_state"] != "COMPLETED_SUCCESSFULLY").sum())
+    print(f"replay: {len(jobs)} jobs, {late} started over 1 s after their recorded start, {killed} not completed "
+          f"(killed at their walltime: left out of the pairs)")
+    print(f"written: {Path(args.out) / 'validation.csv'}, validation_jobs.csv")
+    return 0
+
+
+def validate_benchmark_runs(args):
+    from batio.fstwin import validate_benchmarks
+    from batio.validate import format_table
+    if args.workload or args.train:
+        raise BatioError("validate: --benchmarks takes no --workload or --train (the runs before --fit-until train)")
+    make_folder(args.out)
+    platform = catalog.platform_path(args.platform) if args.platform else None
+    print(format_table(validate_benchmarks(args.benchmarks, platform=platform, out=args.out,
+                                           fit_until=args.fit_until)))
+    print(f"written: {Path(args.out) / 'validation.csv'}")
     return 0
 
 
@@ -444,8 +478,9 @@ def parser():
 
     importing = commands.add_parser("import", help="a Batsim workload from a job trace (SWF, Slurm sacct); "
                                                    "docs/formats.md states the mapping")
-    importing.add_argument("format", choices=["swf", "sacct"],
-                           help="swf: Parallel Workloads Archive; sacct: `sacct --parsable2` with a header line")
+    importing.add_argument("format", choices=["swf", "sacct", "jobsio"],
+                           help="swf: Parallel Workloads Archive; sacct: `sacct --parsable2` with a header line; "
+                                "jobsio: jobs joined with their Darshan I/O (docs/formats.md)")
     importing.add_argument("trace", help="the trace file")
     importing.add_argument("--out", required=True, help="the workload JSON file to write")
     importing.add_argument("--from", dest="start", metavar="T",
@@ -472,7 +507,26 @@ def parser():
     importing.add_argument("--darshan", action="append", metavar="LOG|FOLDER",
                            help="Darshan logs (or folders of them; repeatable): each job whose id is a log's job "
                                 "id gets its bytes read and written as a file-system phase (needs PyDarshan)")
+    importing.add_argument("--week", help="jobsio: the week to import (its `week` column)")
+    importing.add_argument("--runs", metavar="DARSHAN_RUNS_CSV",
+                           help="jobsio: one row per Darshan log, for the ranks doing I/O at once (docs/formats.md)")
     importing.set_defaults(handler=command_import)
+
+    checking = commands.add_parser("validate", help="replay jobs imported with `batio import jobsio` at their "
+                                                    "recorded starts (simulated vs measured I/O time per job), or "
+                                                    "a file-system twin against TOKIO-ABC runs (bandwidth per run)")
+    checking.add_argument("--platform", help="platform XML file or bundled name (with --benchmarks: a twin "
+                                             "from `batio twin`; default: fitted on the runs before --fit-until)")
+    checking.add_argument("--workload", action="append",
+                          help="workload from `batio import jobsio` (repeat: one group each)")
+    checking.add_argument("--benchmarks", metavar="SUMMARIES_CSV",
+                          help="TOKIO-ABC summaries (.csv or .csv.gz): validate bandwidths instead of jobs")
+    checking.add_argument("--fit-until", help="with --benchmarks: the held-out runs start at this date "
+                                              "(default: the middle of the file)")
+    checking.add_argument("--train", help="workload whose median per-job bandwidth the baseline uses "
+                                          "(default: each validated workload's own, in-sample)")
+    checking.add_argument("--out", default="out/validate", help="output folder (default out/validate)")
+    checking.set_defaults(handler=command_validate)
 
     machine = commands.add_parser("platform", help="a SimGrid platform (compute nodes, one parallel file system, "
                                                    "a master host) from a short description")
