@@ -148,6 +148,25 @@ def test_batio_twin_writes_a_platform_that_validates_alike(tmp_path, capsys):
     assert np.allclose(again["median_ape"], table["median_ape"], rtol=1e-3, equal_nan=True)
 
 
+def test_batio_validate_takes_benchmark_runs_and_the_twin_platform(tmp_path, capsys):
+    rows = [row(start=str(1500000000 + day * 86400), end=str(1500000100 + day * 86400),
+                bw=str(1000 + 10 * day), fs_read=str(10 + day)) for day in range(8)]
+    path = write_summaries(tmp_path / "s.csv.gz", rows)
+    assert main(["twin", str(path), "--system", "mini", "--fit-until", "2017-07-18", "--out", str(tmp_path / "t")]) == 0
+    capsys.readouterr()
+    out = tmp_path / "v"
+    assert main(["validate", "--benchmarks", str(path), "--platform", str(tmp_path / "t" / "mini.xml"),
+                 "--fit-until", "2017-07-18", "--out", str(out)]) == 0
+    assert "held-out: all" in capsys.readouterr().out
+    assert np.allclose(pd.read_csv(out / "validation.csv")["median_ape"],
+                       pd.read_csv(tmp_path / "t" / "validation.csv")["median_ape"], rtol=1e-3, equal_nan=True)
+    # Jobs and benchmarks are two kinds of validation: mixing them is one line.
+    assert main(["validate", "--benchmarks", str(path), "--workload", "w.json", "--out", str(tmp_path / "x")]) == 2
+    assert "--benchmarks takes no --workload" in capsys.readouterr().err
+    assert main(["validate", "--out", str(tmp_path / "y")]) == 2
+    assert "give --platform and --workload" in capsys.readouterr().err
+
+
 def test_the_table_splits_by_file_system_when_there_are_several():
     test = pd.DataFrame({"file_system": ["s1", "s1", "s2"], "app": "ior/fpp", "direction": "write",
                          "measured": [100.0, 200.0, 50.0]})
