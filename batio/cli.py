@@ -8,6 +8,7 @@
     batio import swf|sacct TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
     batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
     batio list
+    batio describe NAME
 """
 
 import argparse
@@ -20,12 +21,14 @@ import sys
 import threading
 import time
 
-from batio import catalog, metrics
+from batio import catalog, fit, metrics
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, simulate
 from batio.engine.workload import json_problem
 from batio.errors import BatioError, InputError
 
 ENGINES = ("embedded", "batsim", "docker")
+ALLOW_UNFIT_HELP = ("run policies whose needs the inputs do not meet (see `batio describe NAME`), "
+                    "their results marked degraded")
 TIMEOUT_HELP = ("embedded engine: wall-clock seconds one scheduler decision may take before the run stops "
                 "(default 60 in socket mode, 600 in-process)")
 MAX_IDLE_HELP = ("embedded engine: simulated seconds the scheduler may let pass with jobs waiting and none running "
@@ -63,6 +66,14 @@ def make_folder(path, option="--out"):
     except OSError as error:
         raise InputError(option, f"cannot create folder {str(path)[:200]}"
                                   f"{'...' if len(str(path)) > 200 else ''}: {error.strerror}") from None
+
+
+def refuse_non_empty(out, force):
+    """A run must not mix its outputs with an earlier run's: a non-empty folder needs --force."""
+    out = Path(out)
+    if not force and out.is_dir() and any(out.iterdir()):
+        raise InputError("--out", f"{out} is not empty: another run's outputs may be there "
+                                  "(--force writes into it anyway, or choose another folder)")
 
 
 def run_spec(args):
@@ -110,7 +121,27 @@ def command_run(args):
     if catalog.is_batsched(spec.scheduler) and args.engine == "embedded":
         raise InputError("--scheduler", f"{spec.scheduler} is batsched's C++ scheduler: it runs only against real "
                                         "Batsim (--engine batsim, or --engine docker)")
+    facts = fit.InputFacts.of_files(spec.platform, spec.workloads)
+    _, degraded = fit.check(args.scheduler, _options(args.options), facts, args.allow_unfit)
+    refuse_non_empty(args.out, args.force)
     make_folder(args.out)
+    try:
+        nb_compute = _simulate(args, spec)
+    finally:
+        fit.mark_record(spec.out_prefix, args.scheduler, degraded)
+    summary = metrics.summarize(spec.out_prefix, nb_compute)
+    print(f"{args.scheduler} ({Path(spec.scheduler).name} {json.dumps(spec.options)}) on {Path(spec.platform).name} "
+          f"with {', '.join(Path(w).name for w in spec.workloads)} ({args.engine} engine)")
+    if degraded:
+        print(f"DEGRADED: {args.scheduler} does not fit these inputs (run with --allow-unfit): {'; '.join(degraded)}")
+    print(metrics.format_summary(summary))
+    print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
+          + (", _io.csv" if args.engine == "embedded" else ""))
+    return 0
+
+
+def _simulate(args, spec):
+    """Run ``spec`` on the chosen engine; the number of compute hosts."""
     if args.engine == "batsim":
         from batio.real_batsim import run_with_batsim_binary
         run_with_batsim_binary(spec)
@@ -130,13 +161,7 @@ def command_run(args):
         from batio.engine.platform import classify, read_properties
         properties, _ = read_properties(spec.platform)
         nb_compute = len(classify(spec.platform, list(properties), spec.roles, spec.master_host).compute)
-    summary = metrics.summarize(spec.out_prefix, nb_compute)
-    print(f"{Path(spec.scheduler).stem} {json.dumps(spec.options)} on {Path(spec.platform).name} "
-          f"with {', '.join(Path(w).name for w in spec.workloads)} ({args.engine} engine)")
-    print(metrics.format_summary(summary))
-    print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
-          + (", _io.csv" if args.engine == "embedded" else ""))
-    return 0
+    return nb_compute
 
 
 def _print_tables(table, baseline):
@@ -169,7 +194,8 @@ def command_compare(args):
     run_options.update({key: value for key, value in (("timeout", args.timeout), ("max_idle", args.max_idle))
                         if value is not None})
     grid = comparison_grid(args.platform, args.workload, args.schedulers, args.options_of, args.seeds,
-                           args.baseline, args.engine, io_slowdown=not args.no_io_slowdown, run_options=run_options)
+                           args.baseline, args.engine, io_slowdown=not args.no_io_slowdown, run_options=run_options,
+                           allow_unfit=args.allow_unfit)
     table, counts, report_path = compare(grid, args.out, workers=args.workers,
                                          progress=not args.quiet and sys.stderr.isatty())
     _print_tables(table, grid.baseline)
@@ -179,6 +205,7 @@ def command_compare(args):
 def command_sweep(args):
     from batio.sweep import load_config, run_grid
     grid = load_config(args.config)
+    grid.allow_unfit = grid.allow_unfit or args.allow_unfit
     out = Path(args.out) if args.out else Path("out") / "sweeps" / Path(args.config).stem
     make_folder(out)
     table, counts, report_path = run_grid(grid, out, workers=args.workers, scheduler_address=args.scheduler_address,
@@ -260,21 +287,31 @@ def command_platform(args):
     from batio.platform_builder import contention_value, platform_xml
     contention = None if args.contention is None else contention_value(args.contention, args.contention_unit)
     text = platform_xml(args.nodes, args.cores, args.speed, args.node_link, args.pfs_bandwidth, args.latency,
-                        contention)
+                        contention, args.memory)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
-    print(f"{args.nodes} compute hosts node0..node{args.nodes - 1} ({args.cores} cores each), storage host pfs "
+    print(f"{args.nodes} compute hosts node0..node{args.nodes - 1} ({args.cores} cores each"
+          + (f", {args.memory} of memory" if args.memory else "") + "), storage host pfs "
           f"behind pfs_link, master_host" + (f"; contention curve {contention}" if contention else ""))
     print(f"written: {out}")
     return 0
 
 
 def command_list(_args):
+    from batio.describe import list_lines
     print("platforms:  " + ", ".join(sorted(catalog.bundled_platforms())))
     print("workloads:  " + ", ".join(sorted(catalog.bundled_workloads())))
-    print("schedulers: " + ", ".join(catalog.SCHEDULERS) + " (batio); "
-          + ", ".join(sorted(catalog.pybatsim_schedulers())) + " (pybatsim)")
+    print("schedulers (batio describe NAME says more):")
+    for line in list_lines():
+        print(f"  {line}")
+    return 0
+
+
+def command_describe(args):
+    from batio.describe import describe_lines
+    for line in describe_lines(args.name):
+        print(line)
     return 0
 
 
@@ -314,6 +351,8 @@ def parser():
                      help="beyond Batsim: each storage host serves one transfer at a time, first come first "
                           "served (the model of seed paper 001); default: fair sharing, as in Batsim")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
+    run.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
     run.set_defaults(handler=command_run)
 
     comparison = commands.add_parser("compare", help="several schedulers on one platform and workload: "
@@ -339,6 +378,7 @@ def parser():
     comparison.add_argument("--max-idle", type=float, help=MAX_IDLE_HELP)
     comparison.add_argument("--io-sample-period", type=float, default=1.0, help="seconds between _io.csv samples")
     comparison.add_argument("--quiet", action="store_true", help="no progress bar")
+    comparison.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
     comparison.set_defaults(handler=command_compare)
 
     sweep = commands.add_parser("sweep", help="a grid of runs from a YAML file (docs/sweeps.md), in parallel on Dask")
@@ -349,6 +389,7 @@ def parser():
     sweep.add_argument("--scheduler-address", help="run on an existing Dask cluster, e.g. tcp://10.0.0.1:8786")
     sweep.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP + " (or allow_unfit: true)")
     sweep.set_defaults(handler=command_sweep)
 
     matrix = commands.add_parser("matrix", help="every catalog policy on every input of a YAML file that fits it: "
@@ -424,6 +465,8 @@ def parser():
     machine.add_argument("--node-link", required=True, help="each node's link: bytes/s or e.g. 10GBps, 100Gbps")
     machine.add_argument("--pfs-bandwidth", required=True,
                          help="the file system's link, which all storage traffic shares: e.g. 5GBps")
+    machine.add_argument("--memory", help="memory per compute host, e.g. 128GB: its memory_bytes property, which "
+                                          "the locality policies need (with cores and link_bandwidth, always written)")
     machine.add_argument("--latency", default="50us", help="latency of every link (default 50us)")
     machine.add_argument("--contention", metavar="CURVE|CSV|XML",
                          help="beyond Batsim: pfs_link's throughput per number of clients, as a curve "
@@ -435,6 +478,9 @@ def parser():
 
     listing = commands.add_parser("list", help="list bundled platforms, workloads and schedulers")
     listing.set_defaults(handler=command_list)
+    describing = commands.add_parser("describe", help="a policy's paper, what it needs of its inputs, its options")
+    describing.add_argument("name", help="a scheduler name (see `batio list`) or .py file")
+    describing.set_defaults(handler=command_describe)
     return top
 
 

@@ -61,7 +61,7 @@ def workload_source(name):
 
 
 def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, baseline=None, engine="embedded",
-                    io_slowdown=True, run_options=None):
+                    io_slowdown=True, run_options=None, allow_unfit=False):
     """The grid of a comparison, from ``batio compare``'s arguments."""
     names = parse_schedulers(schedulers) if isinstance(schedulers, str) else list(schedulers)
     options = parse_options_of(options_of, names)
@@ -80,12 +80,12 @@ def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, b
     policies = [Policy(labels[name], name, options.get(name, {})) for name in names]
     command = " ".join([f"batio compare --platform {platform} --workload {workload} --schedulers {','.join(names)}"]
                        + [f"--options-of '{pair}'" for pair in options_of] + ([f"--seeds {seeds}"] if seeds else [])
-                       + [f"--engine {engine}"])
+                       + [f"--engine {engine}"] + (["--allow-unfit"] if allow_unfit else []))
     platform_file = str(Path(catalog.platform_path(platform)).resolve())
     grid = Grid(source="batio compare", made_from=command, platforms=[(Path(platform).stem, platform_file)],
                 workloads=[source], policies=policies, seeds=list(range(1, (seeds or 1) + 1)), engines=[engine],
                 baseline=labels[baseline] if baseline is not None else policies[0].label,
-                io_slowdown=io_slowdown, run_options=dict(run_options or {}))
+                io_slowdown=io_slowdown, run_options=dict(run_options or {}), allow_unfit=allow_unfit)
     check_grid(grid)
     return grid
 

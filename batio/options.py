@@ -44,11 +44,14 @@ class Option:
     aliases: Mapping[Any, Any] = field(default_factory=dict)
     """Spellings accepted as is and translated, e.g. ``{"inf": math.inf}``."""
     help: str = ""
+    """What the option means (``batio describe`` prints it)."""
+    unit: str = ""
+    """The unit of a number, e.g. ``"GiB/s"``, ``"bytes/s"``, ``"s"``."""
 
-    def allowed(self) -> str:
-        """What the option accepts, in words."""
+    def allowed(self, with_help: bool = True) -> str:
+        """What the option accepts, in words (and what it means, ``with_help``)."""
         if self.choices is not None:
-            text = "one of " + ", ".join(_show(choice) for choice in self.choices)
+            text = "one of " + ", ".join(as_json(choice) for choice in self.choices)
         else:
             text = {int: "an integer", float: "a number", bool: "true or false",
                     str: "a string"}.get(self.kind, self.kind.__name__)
@@ -57,8 +60,10 @@ class Option:
             if bounds:
                 text += " " + " and ".join(bounds)
         if self.aliases:
-            text += ", or " + " or ".join(_show(alias) for alias in self.aliases)
-        return text + (f" ({self.help})" if self.help else "")
+            text += ", or " + " or ".join(as_json(alias) for alias in self.aliases)
+        if self.unit:
+            text += f" {self.unit}"
+        return text + (f" ({self.help})" if self.help and with_help else "")
 
     def convert(self, value: Any) -> Any:
         """The value to use, or ``_REJECTED`` when ``value`` is not allowed."""
@@ -91,7 +96,7 @@ def parse_options(scheduler: str, spec: Mapping[str, Option],
     unknown = sorted(set(given) - set(spec))
     if unknown:
         key = unknown[0]
-        raise OptionError(f"{scheduler}: unknown option {key!r} = {_show(given[key])}; "
+        raise OptionError(f"{scheduler}: unknown option {key!r} = {as_json(given[key])}; "
                           f"known options: {', '.join(sorted(spec))}")
     settings = {}
     for key, option in spec.items():
@@ -100,13 +105,13 @@ def parse_options(scheduler: str, spec: Mapping[str, Option],
             continue
         value = option.convert(given[key])
         if value is _REJECTED:
-            raise OptionError(f"{scheduler}: option {key!r} = {_show(given[key])} "
+            raise OptionError(f"{scheduler}: option {key!r} = {as_json(given[key])} "
                               f"is not allowed: expected {option.allowed()}")
         settings[key] = value
     return settings
 
 
-def _show(value: Any) -> str:
+def as_json(value: Any) -> str:
     """``value`` as it would be written in the JSON options."""
     try:
         return json.dumps(value)

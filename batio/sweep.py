@@ -76,6 +76,7 @@ CONFIG_KEYS = {
     "io_slowdown": "true (default) or false: run the reference runs the I/O slowdown needs",
     "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds, max_idle: seconds, "
                    "io_exclusive: true|false}",
+    "allow_unfit": "true or false (default): run policies whose needs the inputs do not meet, marked degraded",
 }
 # A whole option value in braces is a per-run value (see the module docstring).
 PER_RUN_VALUE = re.compile(r"\{([^{}]*)\}")
@@ -118,6 +119,7 @@ class Grid:
     io_slowdown: bool = True
     run_options: dict = field(default_factory=dict)
     made_from: str | None = None   # what the report says the grid came from (default: source)
+    allow_unfit: bool = False      # run policies that do not fit their inputs (batio.fit), marked degraded
 
 
 @dataclass
@@ -137,6 +139,8 @@ class PlannedRun:
     run_options: dict
     sha256: dict                   # platform, workload, scheduler -> SHA-256 (scheduler: None for batsched)
     reference_run: str | None = None
+    scheduler_name: str = ""       # the scheduler as the user wrote it
+    degraded: tuple = ()           # why the policy does not fit its inputs, when run anyway
 
     def identity(self):
         """The row fields that say what the run is."""
@@ -146,7 +150,8 @@ class PlannedRun:
                 "platform_file": self.platform_file, "workload_file": self.workload_file,
                 "platform_sha256": self.sha256["platform"], "workload_sha256": self.sha256["workload"],
                 "scheduler_sha256": self.sha256["scheduler"], "batio_version": __version__,
-                "run_dir": f"runs/{self.run_id}", "reference_run": self.reference_run}
+                "run_dir": f"runs/{self.run_id}", "reference_run": self.reference_run,
+                "scheduler_name": self.scheduler_name, "degraded": "; ".join(self.degraded)}
 
 
 def is_generator(name):
@@ -198,9 +203,11 @@ def load_config(path):
         baseline=config.get("baseline"),
         io_slowdown=config.get("io_slowdown", True),
         run_options=_run_options(config.get("run_options", {}), path, per_run=True),
+        allow_unfit=config.get("allow_unfit", False),
     )
-    if not isinstance(grid.io_slowdown, bool):
-        raise InputError(path, f"expected true or false, got {grid.io_slowdown!r}", field="io_slowdown")
+    for key in ("io_slowdown", "allow_unfit"):
+        if not isinstance(getattr(grid, key), bool):
+            raise InputError(path, f"expected true or false, got {getattr(grid, key)!r}", field=key)
     if "seeds" in config and not any(source.generator for source in grid.workloads):
         raise InputError(path, "seeds apply to workload generators only, and every workload here is a file "
                                "(remove seeds, or name a generator)", field="seeds")
@@ -570,6 +577,7 @@ def plan(grid, out):
     for platform in grid.platforms:
         for instance in instances:
             label, seed = instance.label, instance.seed
+            unfit = _check_fit(grid, platform, instance)
             for engine in grid.engines:
                 reference = None
                 if instance.alone_file:
@@ -578,12 +586,31 @@ def plan(grid, out):
                                          instance.resolve_run_options(reference_run_options, grid.source), digest)
                     references.append(reference)
                 for policy, scheduler, options, run_options in policies:
-                    runs.append(_planned("policy", policy.label, scheduler,
-                                         instance.resolve(options, grid.source, policy.where), platform, label,
-                                         instance.workload_file, seed, engine,
-                                         instance.resolve_run_options(run_options, grid.source), digest,
-                                         reference.run_id if reference else None))
+                    run = _planned("policy", policy.label, scheduler,
+                                   instance.resolve(options, grid.source, policy.where), platform, label,
+                                   instance.workload_file, seed, engine,
+                                   instance.resolve_run_options(run_options, grid.source), digest,
+                                   reference.run_id if reference else None)
+                    run.scheduler_name, run.degraded = policy.scheduler, unfit[policy.label]
+                    runs.append(run)
     return references + runs
+
+
+def _check_fit(grid, platform, instance):
+    """Policy label -> why it does not fit this input (run anyway: ``allow_unfit``); refuses,
+    naming the policy's config field, an option the scheduler would refuse or, unless allowed,
+    a policy that does not fit."""
+    from batio import fit
+    facts = fit.InputFacts.of_files(platform[1], [instance.workload_file])
+    unfit = {}
+    for policy in grid.policies:
+        options = instance.resolve(policy.options, grid.source, policy.where)
+        try:
+            unfit[policy.label] = tuple(fit.check(policy.scheduler, options, facts, grid.allow_unfit)[1])
+        except fit.InvalidConfiguration as error:
+            raise InputError(grid.source, f"{error} (platform {platform[0]}, workload {instance.label})",
+                             field=policy.where) from None
+    return unfit
 
 
 # -- running one simulation ----------------------------------------------------------------
@@ -658,6 +685,9 @@ def execute_run(run, out):
         row.update(status="failed", error=f"unexpected {type(error).__name__}: {error} "
                                           f"(traceback in {final / 'traceback.log'})")
     row["wall_time_s"] = time.perf_counter() - started
+    if run.kind == "policy":
+        from batio.fit import mark_record
+        mark_record(prefix, run.scheduler_name, run.degraded)
     _rebase_run_record(prefix, final / "out", row)
     (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
     _publish(temporary, final)
@@ -793,6 +823,7 @@ def gather(runs, out):
         if run.kind != "policy":
             continue
         row = dict(results[run.run_id])
+        row["degraded"] = "; ".join(run.degraded)  # as this grid's check says, whenever the run was made
         row["mean_io_slowdown"] = row["max_io_slowdown"] = math.nan
         reference = results.get(run.reference_run)
         # Without its reference run a row has no I/O slowdown: say why.

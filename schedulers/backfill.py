@@ -158,6 +158,17 @@ class QueueScheduler(BatsimScheduler):
 
     holds_hosts_only = False
 
+    PAPER = ""
+    """The paper and section the policy implements (``batio describe``)."""
+    REQUIRES: dict[str, Any] = {}
+    """What the policy needs of its inputs to do what its paper describes,
+    rather than fail or quietly behave as a baseline (keys and their meaning:
+    ``batio.fit.REQUIREMENT_KEYS``); ``batio run``, ``compare``, ``sweep``
+    and ``matrix`` refuse an input that lacks one (``batio.fit``)."""
+    PERFORMS: tuple[str, ...] = ()
+    """Job fields that stand for work the policy carries out itself (the
+    locality policies load each job's ``file``): any other policy would run
+    such jobs without that work, so their inputs fit only the performers."""
     OPTIONS: dict[str, Option] = {}
     """The options this class adds to its bases' (pybatsim ``-o`` JSON)."""
     WITHDRAWN_OPTIONS: tuple[str, ...] = ()
@@ -173,13 +184,23 @@ class QueueScheduler(BatsimScheduler):
             spec.update(vars(klass).get("OPTIONS", {}))
         return spec
 
+    @classmethod
+    def parse_settings(cls, options: Mapping | None) -> dict[str, Any]:
+        """Every option's value (withdrawn ones at their default); OptionError on a bad one."""
+        spec = cls.declared_options()
+        taken = {key: option for key, option in spec.items() if key not in cls.WITHDRAWN_OPTIONS}
+        return {**{key: spec[key].default for key in cls.WITHDRAWN_OPTIONS},
+                **parse_options(cls.__name__, taken, options)}
+
+    @classmethod
+    def requirements(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """``REQUIRES`` for these settings (a policy whose needs depend on an option overrides it)."""
+        return dict(cls.REQUIRES)
+
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
         # Parsed once for the whole class hierarchy: every level reads ``settings``.
-        spec = self.declared_options()
-        taken = {key: option for key, option in spec.items() if key not in self.WITHDRAWN_OPTIONS}
-        self.settings: dict[str, Any] = {**{key: spec[key].default for key in self.WITHDRAWN_OPTIONS},
-                                         **parse_options(type(self).__name__, taken, options)}
+        self.settings: dict[str, Any] = self.parse_settings(options)
         self.waiting: list[Job] = []
         self.running: dict[str, tuple[Job, float]] = {}
         self.running_tracker: RunningJobsTracker | None = None
@@ -282,11 +303,13 @@ class QueueScheduler(BatsimScheduler):
 
 
 class Backfill(QueueScheduler):
+    PAPER = "paper 000 (Slurm's backfill), Section II-A, Algorithm 1"
     OPTIONS = {
         "backfill_max": Option(int, math.inf, minimum=0,
-                               aliases={None: math.inf, "inf": math.inf},
+                               aliases={None: math.inf, "inf": math.inf}, unit="jobs",
                                help="reservations per round: 0 FCFS, 1 EASY, unbounded conservative"),
-        "order": Option(str, "fcfs", choices=tuple(QUEUE_ORDERS)),
+        "order": Option(str, "fcfs", choices=tuple(QUEUE_ORDERS),
+                        help="queue order: by submission, or shortest / longest walltime first"),
     }
 
     def __init__(self, options: Mapping | None = None):

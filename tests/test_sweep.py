@@ -157,7 +157,8 @@ def make(seed, nb_jobs):
 def per_run_config(tmp_path, seeds, seed_option, period, name="per_run.yaml", workload=None):
     (tmp_path / "gen.py").write_text(PERIOD_GENERATOR)
     return write_config(tmp_path, {
-        "platforms": ["cluster16_pfs"], "io_slowdown": False, "seeds": seeds,
+        # iopack's default bandwidth describes periodic_rack, not cluster16_pfs: allowed, as a test of per-run values
+        "platforms": ["cluster16_pfs"], "io_slowdown": False, "seeds": seeds, "allow_unfit": True,
         "workloads": [workload or {"generator": "gen.py:make", "args": {"nb_jobs": 4}, "name": "small"}],
         "schedulers": [{"scheduler": "iopack", "label": "Random", "options": {"packs": "Random", "seed": seed_option}}],
         "run_options": {"io_sample_period": period}}, name)

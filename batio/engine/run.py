@@ -25,7 +25,7 @@ import time
 import traceback
 
 from batio import __version__, processes
-from batio.errors import BatioError, EngineError, InputError, SchedulerError
+from batio.errors import BatioError, EngineError, InputError, InvalidConfiguration, SchedulerError
 
 MODES = ("inprocess", "socket")
 # Longest wall-clock wait for one scheduler decision, by mode, unless --timeout
@@ -288,8 +288,8 @@ def _exit_on_stuck(error):
 
 def _partial(error, prefix):
     """The run's error, saying where the outputs written until it are."""
-    if not isinstance(error, BatioError):
-        return error  # an engine bug: reported as such by the caller
+    if not isinstance(error, BatioError) or isinstance(error, InvalidConfiguration):
+        return error  # an engine bug, reported as such by the caller; or nothing ran
     partial = type(error).from_message(f"{error} (outputs until then, partial: {prefix}_jobs.csv, ...)")
     partial.__cause__ = error.__cause__
     return partial
