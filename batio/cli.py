@@ -196,8 +196,7 @@ def command_compare(args):
     grid = comparison_grid(args.platform, args.workload, args.schedulers, args.options_of, args.seeds,
                            args.baseline, args.engine, io_slowdown=not args.no_io_slowdown, run_options=run_options,
                            allow_unfit=args.allow_unfit)
-    table, counts, report_path = compare(grid, args.out, workers=args.workers,
-                                         progress=not args.quiet and sys.stderr.isatty())
+    table, counts, report_path = compare(grid, args.out, workers=args.workers, progress=not args.quiet)
     _print_tables(table, grid.baseline)
     return _runs_outcome(table, counts, args.out, report_path)
 
@@ -293,7 +292,7 @@ def command_platform(args):
     out.write_text(text)
     print(f"{args.nodes} compute hosts node0..node{args.nodes - 1} ({args.cores} cores each"
           + (f", {args.memory} of memory" if args.memory else "") + "), storage host pfs "
-          f"behind pfs_link, master_host" + (f"; contention curve {contention}" if contention else ""))
+          "behind pfs_link, master_host" + (f"; contention curve {contention}" if contention else ""))
     print(f"written: {out}")
     return 0
 
@@ -517,6 +516,7 @@ def _terminate(signum, _frame):
 
 def main(argv=None):
     logging.basicConfig(format="batio: %(levelname)s: %(message)s", level=logging.WARNING)
+    logging.getLogger("batio.progress").setLevel(logging.INFO)  # progress lines off a terminal (batio.progress)
     args = parser().parse_args(argv)
     handlers = {}
     if threading.current_thread() is threading.main_thread():

@@ -39,7 +39,6 @@ import os
 from pathlib import Path
 import re
 import shutil
-import sys
 import time
 import traceback
 import uuid
@@ -52,6 +51,7 @@ from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
 from batio.engine.workload import json_problem, load_workload
 from batio.errors import BatioError, EngineError, InputError
 from batio.names import slug
+from batio.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -750,11 +750,6 @@ def dask_client(workers=None, scheduler_address=None):
             cluster.close()
 
 
-def _progress_bar(total, enabled):
-    from tqdm import tqdm
-    return tqdm(total=total, unit="run", desc="runs", file=sys.stderr, disable=not enabled or None)
-
-
 def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False, progress=True):
     """Run the runs not finished yet: in this process one after the other when
     ``workers == 0``, else on Dask. Returns counts: planned, ran, skipped, failed."""
@@ -771,7 +766,7 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
     counts = {"planned": len(runs), "ran": len(todo), "skipped": len(runs) - len(todo), "failed": 0}
     if not todo:
         return counts
-    bar = _progress_bar(len(todo), progress)
+    bar = progress_bar(len(todo), progress)
     try:
         if workers == 0:
             for run in todo:

@@ -119,3 +119,16 @@ def test_list_prints_one_line_per_policy(capsys):
     policies = [line.split()[0] for line in lines if line.startswith("  ") and not line.startswith("  (")]
     assert policies == list(catalog.SCHEDULERS)
     assert "  lea-bf" in "\n".join(lines) and "paper 004" in next(line for line in lines if line.startswith("  lea "))
+
+
+def test_a_sweep_off_a_terminal_logs_its_progress(tmp_path, writers, caplog):
+    import logging
+
+    import yaml
+    config = tmp_path / "two.yaml"
+    config.write_text(yaml.safe_dump({"platforms": ["cluster16_pfs"], "workloads": [writers], "io_slowdown": False,
+                                      "schedulers": ["fcfs", "easy"]}))
+    caplog.set_level(logging.INFO, logger="batio.progress")
+    assert main(["sweep", str(config), "--out", str(tmp_path / "out"), "--workers", "0"]) == 0
+    assert [message.split(" after ")[0] for message in caplog.messages if message.startswith("runs:")] == [
+        "runs: 1 of 2 done (50 %)", "runs: 2 of 2 done (100 %)"]
