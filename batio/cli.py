@@ -70,8 +70,11 @@ def make_folder(path, option="--out"):
 
 def refuse_non_empty(out, force):
     """A run must not mix its outputs with an earlier run's: a non-empty folder needs --force."""
-    out = Path(out)
-    if not force and out.is_dir() and any(out.iterdir()):
+    try:
+        used = not force and Path(out).is_dir() and any(Path(out).iterdir())
+    except OSError:
+        return  # an unusable path: make_folder says why
+    if used:
         raise InputError("--out", f"{out} is not empty: another run's outputs may be there "
                                   "(--force writes into it anyway, or choose another folder)")
 

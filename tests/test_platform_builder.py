@@ -48,7 +48,7 @@ def test_generated_platform_has_batsims_roles(tmp_path, capsys):
     properties, _ = read_properties(platform)
     assert sorted(properties) == ["master_host", "node0", "node1", "pfs"]
     assert properties["master_host"] == {}  # no role property: Batsim's -m makes it the master
-    assert properties["pfs"] == {"role": "storage", "bandwidth": "1e+09"}
+    assert properties["pfs"] == {"role": "storage", "bandwidth": "1000000000"}
     layout = classify(platform, list(properties))
     assert [r.name for r in layout.compute] == ["node0", "node1"] and [r.name for r in layout.storage] == ["pfs"]
     assert layout.master == "master_host" and layout.storage[0].id == 2
