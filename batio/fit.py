@@ -41,6 +41,10 @@ REQUIREMENT_KEYS = {
 ALLOW_HINT = "--allow-unfit runs it anyway, its results marked degraded"
 
 
+class Unfit(InvalidConfiguration):
+    """A policy whose needs its inputs do not meet."""
+
+
 @dataclass
 class Declaration:
     """What a policy says of itself, with its options checked."""
@@ -177,15 +181,15 @@ def unmet(declared, facts, given_options):
     return reasons
 
 
-def check(name, options, facts, allow_unfit=False, where=""):
+def check(name, options, facts, allow_unfit=False):
     """The declaration of ``name`` and what it lacks on ``facts`` (its degradation, when allowed);
     InvalidConfiguration when it does not fit and ``allow_unfit`` is false."""
     declared = declaration(name, options)
     reasons = unmet(declared, facts, options or {})
     if reasons and not allow_unfit:
-        raise InvalidConfiguration(f"{where}{name} does not fit these inputs: {'; '.join(reasons)} ({ALLOW_HINT})")
+        raise Unfit(f"{name} does not fit these inputs: {'; '.join(reasons)} ({ALLOW_HINT})")
     if reasons:
-        logger.warning("%s%s does not fit these inputs, run anyway (degraded): %s", where, name, "; ".join(reasons))
+        logger.warning("%s does not fit these inputs, run anyway (degraded): %s", name, "; ".join(reasons))
     return declared, reasons
 
 

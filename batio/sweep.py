@@ -608,8 +608,9 @@ def _check_fit(grid, platform, instance):
         try:
             unfit[policy.label] = tuple(fit.check(policy.scheduler, options, facts, grid.allow_unfit)[1])
         except fit.InvalidConfiguration as error:
+            where = policy.where.removesuffix(".options") if isinstance(error, fit.Unfit) else policy.where
             raise InputError(grid.source, f"{error} (platform {platform[0]}, workload {instance.label})",
-                             field=policy.where) from None
+                             field=where) from None
     return unfit
 
 

@@ -98,6 +98,12 @@ def test_a_sweep_checks_every_runs_options_before_the_first_run(tmp_path, writer
     assert err.startswith(f"batio: error: {config}, field 'schedulers[1].options': invalid configuration: "
                           "scheduler easy: Backfill: unknown option 'limt' = 1") and "\n" not in err
     assert not list((tmp_path / "out").glob("runs/*"))  # not even fcfs ran
+    config.write_text(yaml.safe_dump({"platforms": ["cluster16_pfs"], "workloads": [writers],
+                                      "schedulers": ["fcfs", "equilibrio"]}))
+    assert main(["sweep", str(config), "--out", str(tmp_path / "out"), "--workers", "0", "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith(f"batio: error: {config}, field 'schedulers[1]': equilibrio does not "
+                                              "fit these inputs: jobs lack fields (jobs lacking, of 2)")
+    assert not list((tmp_path / "out").glob("runs/*"))
 
 
 def test_describe_prints_the_declarations_the_check_uses(capsys):

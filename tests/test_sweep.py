@@ -284,8 +284,9 @@ def _script(name):
 def test_a_sweep_turns_on_the_batsim_features_its_schedulers_need(tmp_path):
     from batio.sweep import _spec
     config = tmp_path / "locality.yaml"
+    # easy would run the jobs without their file loads: allowed here, as a test of the features alone.
     config.write_text("platforms: [memcluster486]\nworkloads: [memcluster486_slice]\n"
-                      "io_slowdown: false\nschedulers: [lea, easy]\n")
+                      "io_slowdown: false\nallow_unfit: true\nschedulers: [lea, easy]\n")
     specs = {run.policy: _spec(run, tmp_path / "p") for run in plan(load_config(config), tmp_path)}
     assert specs["lea"].dynamic_jobs and specs["lea"].compute_sharing
     assert not (specs["easy"].dynamic_jobs or specs["easy"].compute_sharing)
