@@ -150,12 +150,12 @@ def contradiction(text, element_id, points, source):
     """Why the measured curve contradicts the bandwidth the element declares (a link's
     ``bandwidth``, a cluster's ``bw``), or None: a peak above it, which real Batsim (ignoring
     the curve) caps at the declared value, or a declared value far above every measurement."""
-    from batio.engine.contention import BANDWIDTH_UNITS
-    from batio.platform_builder import quantity
+    from batio.engine.contention import parse_curve
     found = re.search(r"\b(?:bandwidth|bw)\s*=\s*['\"]([^'\"]*)['\"]", _opening_tag(text, element_id, source).group(0))
     if found is None:
         return None
-    declared = quantity(found.group(1), BANDWIDTH_UNITS, source, "a bandwidth", "GBps")
+    # Read as a one-point curve: the same SimGrid units, and a one-line error on a bad value.
+    declared = parse_curve(f"1:{found.group(1)}", source, "bandwidth", element_id).points[0][1]
     clients, peak = max(points, key=lambda point: point[1])
     where = f"'{element_id}' declares {declared / 1e9:.4g} GB/s"
     if peak > declared * 1.01:

@@ -306,7 +306,7 @@ class Backfill(QueueScheduler):
     PAPER = "paper 000 (Slurm's backfill), Section II-A, Algorithm 1"
     OPTIONS = {
         "backfill_max": Option(int, math.inf, minimum=0,
-                               aliases={None: math.inf, "inf": math.inf}, unit="jobs",
+                               aliases={None: math.inf, "inf": math.inf},
                                help="reservations per round: 0 FCFS, 1 EASY, unbounded conservative"),
         "order": Option(str, "fcfs", choices=tuple(QUEUE_ORDERS),
                         help="queue order: by submission, or shortest / longest walltime first"),

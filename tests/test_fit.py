@@ -113,7 +113,7 @@ def test_describe_prints_the_declarations_the_check_uses(capsys):
     assert "  - jobs whose profiles move bytes to or from storage\n" in out
     assert "  limit = 20.0 GiB/s: R_limit, the file-system throughput the reservations may not exceed" in out
     assert main(["describe", "fcfs"]) == 0
-    assert "  backfill_max = 0 jobs (preset): " in capsys.readouterr().out
+    assert "  backfill_max = 0 (preset): reservations per round" in capsys.readouterr().out
     assert main(["describe", "nosuch"]) == 2
     assert "nosuch: not a scheduler batio knows" in capsys.readouterr().err
 
