@@ -124,7 +124,7 @@ def command_run(args):
     if catalog.is_batsched(spec.scheduler) and args.engine == "embedded":
         raise InputError("--scheduler", f"{spec.scheduler} is batsched's C++ scheduler: it runs only against real "
                                         "Batsim (--engine batsim, or --engine docker)")
-    facts = fit.InputFacts.of_files(spec.platform, spec.workloads)
+    facts = fit.InputFacts.of_files(spec.platform, spec.workloads, strict=args.engine == "embedded")
     _, degraded = fit.check(args.scheduler, _options(args.options), facts, args.allow_unfit)
     refuse_non_empty(args.out, args.force)
     make_folder(args.out)

@@ -22,7 +22,7 @@ from pathlib import Path
 from batio import catalog
 from batio.engine.platform import DEFAULT_MASTER_HOST, read_properties
 from batio.engine.workload import load_workload
-from batio.errors import BatioError, InvalidConfiguration
+from batio.errors import BatioError, InputError, InvalidConfiguration
 from batio.jobio import bytes_moved
 from batio.launcher import batio_schedulers_folder, scheduler_class
 
@@ -126,11 +126,21 @@ class InputFacts:
         return cls(Path(platform_path).resolve(), storage, compute, jobs, does_io)
 
     @classmethod
-    def of_files(cls, platform_path, workload_paths):
-        """The facts of files, each checked first as the engine checks it (one line naming what is wrong)."""
+    def of_files(cls, platform_path, workload_paths, strict=True):
+        """The facts of files, each checked first as the embedded engine checks it (one line naming
+        what is wrong); not ``strict``, only read, for real Batsim, which runs profiles it does not."""
+        workloads = []
         for index, path in enumerate(workload_paths):
-            load_workload(path, f"w{index}")
-        return cls.of(platform_path, *(json.loads(Path(path).read_text()) for path in workload_paths))
+            if strict:
+                load_workload(path, f"w{index}")
+            try:
+                workloads.append(json.loads(Path(path).read_text()))
+            except (OSError, ValueError, RecursionError) as error:
+                raise InputError(path, f"not a readable JSON workload: {error}") from None
+        try:
+            return cls.of(platform_path, *workloads)
+        except (KeyError, TypeError, AttributeError) as error:
+            raise InputError(workload_paths[0], f"not a Batsim workload: {type(error).__name__}: {error}") from None
 
 
 def _numeric(value):
