@@ -25,6 +25,7 @@ from batio import catalog, fit, metrics
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, simulate
 from batio.engine.workload import json_problem
 from batio.errors import BatioError, InputError
+from batio.progress import JobProgress
 
 ENGINES = ("embedded", "batsim", "docker")
 ALLOW_UNFIT_HELP = ("run policies whose needs the inputs do not meet (see `batio describe NAME`), "
@@ -97,28 +98,6 @@ def run_spec(args):
         io_exclusive=args.io_exclusive, sg_config=args.sg_cfg)
 
 
-class _Progress:
-    """A progress bar over jobs finished, showing simulated time."""
-
-    def __init__(self, enabled):
-        self.bar = None
-        self.enabled = enabled
-
-    def __call__(self, now, finished, total):
-        if not self.enabled:
-            return
-        if self.bar is None:
-            from tqdm import tqdm
-            self.bar = tqdm(total=total, unit="job", desc="simulating", file=sys.stderr, leave=False)
-        self.bar.total = total
-        self.bar.set_postfix_str(f"t={now:,.0f} s", refresh=False)
-        self.bar.update(finished - self.bar.n)
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
 def command_run(args):
     spec = run_spec(args)
     if catalog.is_batsched(spec.scheduler) and args.engine == "embedded":
@@ -154,7 +133,7 @@ def _simulate(args, spec):
         run_with_docker(spec)
         nb_compute = None
     else:
-        progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+        progress = JobProgress(enabled=not args.quiet and sys.stderr.isatty())
         try:
             result = simulate(spec, progress)
         finally:

@@ -33,6 +33,28 @@ class LogProgress:
         pass
 
 
+class JobProgress:
+    """`batio run`'s bar over jobs finished, showing simulated time (on a terminal only)."""
+
+    def __init__(self, enabled):
+        self.bar = None
+        self.enabled = enabled
+
+    def __call__(self, now, finished, total):
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, unit="job", desc="simulating", file=sys.stderr, leave=False)
+        self.bar.total = total
+        self.bar.set_postfix_str(f"t={now:,.0f} s", refresh=False)
+        self.bar.update(finished - self.bar.n)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
 def progress_bar(total, enabled, unit="runs"):
     """Nothing when not ``enabled``; a tqdm bar on a terminal; else a LogProgress."""
     if enabled and not sys.stderr.isatty():
