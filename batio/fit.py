@@ -6,7 +6,7 @@ A policy declares itself next to its code, on its scheduler class
 option; keys ``REQUIREMENT_KEYS``) and ``PERFORMS``. ``declaration`` reads
 them and checks the options as the scheduler will; ``unmet`` lists what the
 inputs (``InputFacts``) lack. A policy that does not fit is refused before
-time 0 (``InvalidConfiguration``) unless the user allows it, and then its
+time 0 (``Unfit``, an ``InvalidConfiguration``) unless the user allows it, and then its
 results are marked degraded (``mark_record`` and the ``degraded`` column of
 a sweep's table). Schedulers that declare nothing (pybatsim's, a user's
 plain file) fit every input.
