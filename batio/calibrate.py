@@ -20,6 +20,7 @@ The measurement protocol is in docs/formats.md ("Calibrating contention").
 
 import csv
 import json
+import logging
 from pathlib import Path
 import re
 import statistics
@@ -38,6 +39,10 @@ MAX_PROBE_JOBS = 16384   # clients summed over the measured counts
 # An aggregate throughput outside these bounds (bytes/s) is a unit or typing
 # mistake: no file system serves less than 1 kB/s or more than 1 PB/s.
 THROUGHPUT_BOUNDS = (1e3, 1e15)
+# A declared bandwidth this many times the measured peak is most likely a unit slip (Gbps for GBps, MB for GB).
+UNIT_SLIP_FACTOR = 10.0
+
+logger = logging.getLogger(__name__)
 
 
 def read_measurement(path, unit="GB/s"):
@@ -154,12 +159,38 @@ def simulate_curve(points, value, workdir, direction="write"):
     return result
 
 
-def insert_property(text, element_id, prop, value, source):
-    """The platform text with <prop id=prop value=value/> added to the element of that id."""
+def _opening_tag(text, element_id, source):
     opening = re.compile(r"<(link|host|cluster)\b[^>]*?\bid\s*=\s*['\"]" + re.escape(element_id) + r"['\"][^>]*?(/?)>")
     match = opening.search(text)
     if not match:
         raise InputError(source, f"no <link>, <host> or <cluster> with id '{element_id}'", field="--element")
+    return match
+
+
+def contradiction(text, element_id, points, source):
+    """Why the measured curve contradicts the bandwidth the element declares (a link's
+    ``bandwidth``, a cluster's ``bw``), or None: a peak above it, which real Batsim (ignoring
+    the curve) caps at the declared value, or a declared value far above every measurement."""
+    from batio.engine.contention import parse_curve
+    found = re.search(r"\b(?:bandwidth|bw)\s*=\s*['\"]([^'\"]*)['\"]", _opening_tag(text, element_id, source).group(0))
+    if found is None:
+        return None
+    # Read as a one-point curve: the same SimGrid units, and a one-line error on a bad value.
+    declared = parse_curve(f"1:{found.group(1)}", source, "bandwidth", element_id).points[0][1]
+    clients, peak = max(points, key=lambda point: point[1])
+    where = f"'{element_id}' declares {declared / 1e9:.4g} GB/s"
+    if peak > declared * 1.01:
+        return (f"the curve reaches {peak / 1e9:.4g} GB/s at {clients} clients, above what {where}: real Batsim, "
+                "which ignores the curve, caps it there (check the unit or the platform's bandwidth)")
+    if declared > UNIT_SLIP_FACTOR * peak:
+        return (f"{where}, over {UNIT_SLIP_FACTOR:g} times the curve's peak ({peak / 1e9:.4g} GB/s at {clients} "
+                "clients): check the unit (--unit) or the platform's bandwidth")
+    return None
+
+
+def insert_property(text, element_id, prop, value, source):
+    """The platform text with <prop id=prop value=value/> added to the element of that id."""
+    match = _opening_tag(text, element_id, source)
     tag, closed = match.group(1), match.group(2)
     indent = " " * (match.start() - text.rfind("\n", 0, match.start()) - 1)
     line = f'<prop id="{prop}" value="{value}"/>'
@@ -227,6 +258,9 @@ def calibrate(measurement, out, unit="GB/s", direction="both", platform=None, el
     figure(rows, curve, out / "calibration.png", f"{Path(measurement).name}: measured vs simulated", unit)
     if platform is not None:
         text = Path(platform).read_text()
+        problem = contradiction(text, element, points, platform)
+        if problem:
+            logger.warning("%s: %s", platform, problem)
         calibrated = insert_property(text, element, prop, value, platform)
         (out / f"{Path(platform).stem}_calibrated.xml").write_text(calibrated)
     return rows, line

@@ -74,63 +74,10 @@ BUNDLED_INPUTS = {
 }
 BUNDLED_INPUTS_OF_NAME = {"easy-ljf": ("catios_cluster", "catios_bw")}
 
-# What a scheduler file's policies need of their inputs to do what their
-# paper describes, rather than fail or quietly behave as a baseline:
-# `batio matrix` (batio/matrix.py) checks them and skips, with the reason, a
-# policy whose input lacks one.
-REQUIREMENT_KEYS = {
-    "storage": "a storage host (a host whose role is 'storage')",
-    "io": "jobs whose profiles move bytes to or from storage",
-    "storage_property": "a property that exactly one storage host carries",
-    "host_properties": "numeric properties that every compute host carries",
-    "job_fields": "fields that every job carries",
-    "single_host_jobs": "every job asks for one host",
-    "options": "options the input must give unless its platform is the scheduler's bundled one, "
-               "which their defaults describe",
-}
-IO_AWARE = {"storage": True, "io": True}
-# Throughput limits whose defaults describe one bundled platform: R_limit (GiB/s, Stria's)
-# and the one I/O node's bandwidth (bytes/s, periodic_rack's).
-LIMITED = {**IO_AWARE, "options": ("limit",)}
-DEMAND_AWARE = {**IO_AWARE, "storage_property": ("bandwidth",)}
-PREDICTED_DEMAND = {**DEMAND_AWARE, "job_fields": ("command",)}
-ORACLE_DEMAND = {**DEMAND_AWARE, "job_fields": ("io_demand",)}
-REQUIRES = {
-    "backfill.py": {},
-    "workload_adaptive/ioAware.py": LIMITED,
-    "workload_adaptive/workloadAdaptive.py": LIMITED,
-    "list_vs_pack/ioList.py": {**IO_AWARE, "options": ("bandwidth",)},
-    "list_vs_pack/ioPack.py": {**IO_AWARE, "options": ("bandwidth",)},
-    "equilibrio/equilibrio.py": {**IO_AWARE, "job_fields": ("io_walltime_share", "average_bw")},
-    "catios/catios.py": PREDICTED_DEMAND,
-    "catios/tioas.py": PREDICTED_DEMAND,
-    "locality/locality.py": {"storage": True, "host_properties": ("cores", "memory_bytes", "link_bandwidth"),
-                             "job_fields": ("cores", "file", "file_bytes"), "single_host_jobs": True},
-    "replay/replay.py": {"job_fields": ("recorded_start",)},
-}
-REQUIRES_OF_NAME = {name: ORACLE_DEMAND for name, (_, presets, *_) in SCHEDULERS.items()
-                    if presets.get("demand") == "oracle"}
-# Job fields that stand for work a scheduler file's policies carry out
-# themselves: the locality policies load each job's `file` onto its node (a
-# dynamic job) before running it. Any other policy would run such jobs
-# without that work, so an input whose jobs carry one of these fields fits
-# only the policies that perform it (`batio matrix`).
-PERFORMS = {"locality/locality.py": ("file",)}
-
 
 def bundled_inputs(name):
     """(platform, workload) names a catalog scheduler runs on in the papers' studies."""
     return BUNDLED_INPUTS_OF_NAME.get(name) or BUNDLED_INPUTS[SCHEDULERS[name][0]]
-
-
-def requirements(name):
-    """What the catalog scheduler ``name`` needs of an input (``REQUIRES``)."""
-    return REQUIRES_OF_NAME.get(name) or REQUIRES[SCHEDULERS[name][0]]
-
-
-def performed_by(field):
-    """The scheduler files whose policies carry out the work a job ``field`` stands for (``PERFORMS``)."""
-    return [module for module, fields in PERFORMS.items() if field in fields]
 
 
 def _bundled(package, suffix):

@@ -11,6 +11,7 @@
     batio validate --benchmarks SUMMARIES.csv.gz [--platform TWIN.xml] [--fit-until YYYY-MM-DD] [--out DIR]
     batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
     batio list
+    batio describe NAME
 """
 
 import argparse
@@ -23,16 +24,19 @@ import sys
 import threading
 import time
 
-from batio import catalog, metrics
+from batio import catalog, fit, metrics
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, simulate
 from batio.engine.sgconfig import check_sg_config
 from batio.engine.workload import json_problem
 from batio.errors import BatioError, InputError, Interrupted
+from batio.progress import JobProgress
 
 ENGINES = ("embedded", "batsim", "docker")
 # Local Dask workers are processes of a few hundred MB each, with an engine process
 # per run: past this many a machine runs out of memory (a cluster can take more).
 MAX_WORKERS = 256
+ALLOW_UNFIT_HELP = ("run policies whose needs the inputs do not meet (see `batio describe NAME`), "
+                    "their results marked degraded")
 TIMEOUT_HELP = ("embedded engine: wall-clock seconds one scheduler decision may take before the run stops "
                 "(default 60 in socket mode, 600 in-process)")
 MAX_IDLE_HELP = ("embedded engine: simulated seconds the scheduler may let pass with jobs waiting and none running "
@@ -74,6 +78,17 @@ def make_folder(path, option="--out"):
                                   f"{'...' if len(str(path)) > 200 else ''}: {error.strerror}") from None
 
 
+def refuse_non_empty(out, force):
+    """A run must not mix its outputs with an earlier run's: a non-empty folder needs --force."""
+    try:
+        used = not force and Path(out).is_dir() and any(Path(out).iterdir())
+    except OSError:
+        return  # an unusable path: make_folder says why
+    if used:
+        raise InputError("--out", f"{out} is not empty: another run's outputs may be there "
+                                  "(--force writes into it anyway, or choose another folder)")
+
+
 def run_spec(args):
     scheduler, options = catalog.scheduler_file_and_options(args.scheduler, _options(args.options))
     needed = catalog.batsim_features(args.scheduler)
@@ -92,34 +107,32 @@ def run_spec(args):
         io_exclusive=args.io_exclusive, sg_config=args.sg_cfg)
 
 
-class _Progress:
-    """A progress bar over jobs finished, showing simulated time."""
-
-    def __init__(self, enabled):
-        self.bar = None
-        self.enabled = enabled
-
-    def __call__(self, now, finished, total):
-        if not self.enabled:
-            return
-        if self.bar is None:
-            from tqdm import tqdm
-            self.bar = tqdm(total=total, unit="job", desc="simulating", file=sys.stderr, leave=False)
-        self.bar.total = total
-        self.bar.set_postfix_str(f"t={now:,.0f} s", refresh=False)
-        self.bar.update(finished - self.bar.n)
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
 def command_run(args):
     spec = run_spec(args)
     if catalog.is_batsched(spec.scheduler) and args.engine == "embedded":
         raise InputError("--scheduler", f"{spec.scheduler} is batsched's C++ scheduler: it runs only against real "
                                         "Batsim (--engine batsim, or --engine docker)")
+    facts = fit.InputFacts.of_files(spec.platform, spec.workloads, strict=args.engine == "embedded")
+    _, degraded = fit.check(args.scheduler, _options(args.options), facts, args.allow_unfit)
+    refuse_non_empty(args.out, args.force)
     make_folder(args.out)
+    try:
+        nb_compute = _simulate(args, spec)
+    finally:
+        fit.mark_record(spec.out_prefix, args.scheduler, degraded)
+    summary = metrics.summarize(spec.out_prefix, nb_compute, tau=args.bsld_tau)
+    print(f"{args.scheduler} ({Path(spec.scheduler).name} {json.dumps(spec.options)}) on {Path(spec.platform).name} "
+          f"with {', '.join(Path(w).name for w in spec.workloads)} ({args.engine} engine)")
+    if degraded:
+        print(f"DEGRADED: {args.scheduler} does not fit these inputs (run with --allow-unfit): {'; '.join(degraded)}")
+    print(metrics.format_summary(summary))
+    print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
+          + (", _io.csv" if args.engine == "embedded" else ""))
+    return 0
+
+
+def _simulate(args, spec):
+    """Run ``spec`` on the chosen engine; the number of compute hosts."""
     if args.engine == "batsim":
         from batio.real_batsim import run_with_batsim_binary
         run_with_batsim_binary(spec)
@@ -129,7 +142,7 @@ def command_run(args):
         run_with_docker(spec)
         nb_compute = None
     else:
-        progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+        progress = JobProgress(enabled=not args.quiet and sys.stderr.isatty())
         try:
             result = simulate(spec, progress)
         finally:
@@ -139,13 +152,7 @@ def command_run(args):
         from batio.engine.platform import classify, read_properties
         properties, _ = read_properties(spec.platform)
         nb_compute = len(classify(spec.platform, list(properties), spec.roles, spec.master_host).compute)
-    summary = metrics.summarize(spec.out_prefix, nb_compute, tau=args.bsld_tau)
-    print(f"{Path(spec.scheduler).stem} {json.dumps(spec.options)} on {Path(spec.platform).name} "
-          f"with {', '.join(Path(w).name for w in spec.workloads)} ({args.engine} engine)")
-    print(metrics.format_summary(summary))
-    print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
-          + (", _io.csv" if args.engine == "embedded" else ""))
-    return 0
+    return nb_compute
 
 
 def _print_tables(table, baseline):
@@ -184,9 +191,9 @@ def command_compare(args):
     window_options = {"count": args.window_count, "warmup": args.window_warmup, "cooldown": args.window_cooldown}
     grid = comparison_grid(args.platform, args.workload, args.schedulers, args.options_of, args.seeds,
                            args.baseline, args.engine, io_slowdown=not args.no_io_slowdown, run_options=run_options,
-                           windows=args.windows, window_options=window_options, bsld_tau=args.bsld_tau)
-    table, counts, report_path = compare(grid, args.out, workers=args.workers,
-                                         progress=not args.quiet and sys.stderr.isatty())
+                           windows=args.windows, window_options=window_options, bsld_tau=args.bsld_tau,
+                           allow_unfit=args.allow_unfit)
+    table, counts, report_path = compare(grid, args.out, workers=args.workers, progress=not args.quiet)
     _print_tables(table, grid.baseline)
     return _runs_outcome(table, counts, args.out, report_path)
 
@@ -194,6 +201,7 @@ def command_compare(args):
 def command_sweep(args):
     from batio.sweep import load_config, run_grid
     grid = load_config(args.config)
+    grid.allow_unfit = grid.allow_unfit or args.allow_unfit
     out = Path(args.out) if args.out else Path("out") / "sweeps" / Path(args.config).stem
     make_folder(out)
     table, counts, report_path = run_grid(grid, out, workers=args.workers, scheduler_address=args.scheduler_address,
@@ -330,21 +338,31 @@ def command_platform(args):
     from batio.platform_builder import contention_value, platform_xml
     contention = None if args.contention is None else contention_value(args.contention, args.contention_unit)
     text = platform_xml(args.nodes, args.cores, args.speed, args.node_link, args.pfs_bandwidth, args.latency,
-                        contention)
+                        contention, args.memory)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
-    print(f"{args.nodes} compute hosts node0..node{args.nodes - 1} ({args.cores} cores each), storage host pfs "
-          f"behind pfs_link, master_host" + (f"; contention curve {contention}" if contention else ""))
+    print(f"{args.nodes} compute hosts node0..node{args.nodes - 1} ({args.cores} cores each"
+          + (f", {args.memory} of memory" if args.memory else "") + "), storage host pfs "
+          "behind pfs_link, master_host" + (f"; contention curve {contention}" if contention else ""))
     print(f"written: {out}")
     return 0
 
 
 def command_list(_args):
+    from batio.describe import list_lines
     print("platforms:  " + ", ".join(sorted(catalog.bundled_platforms())))
     print("workloads:  " + ", ".join(sorted(catalog.bundled_workloads())))
-    print("schedulers: " + ", ".join(catalog.SCHEDULERS) + " (batio); "
-          + ", ".join(sorted(catalog.pybatsim_schedulers())) + " (pybatsim)")
+    print("schedulers (batio describe NAME says more):")
+    for line in list_lines():
+        print(f"  {line}")
+    return 0
+
+
+def command_describe(args):
+    from batio.describe import describe_lines
+    for line in describe_lines(args.name):
+        print(line)
     return 0
 
 
@@ -385,6 +403,8 @@ def parser():
                           "served (the model of seed paper 001); default: fair sharing, as in Batsim")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--bsld-tau", type=float, default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS", help=BSLD_TAU_HELP)
+    run.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
+    run.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
     run.set_defaults(handler=command_run)
 
     comparison = commands.add_parser("compare", help="several schedulers on one platform and workload: "
@@ -420,6 +440,7 @@ def parser():
     comparison.add_argument("--max-idle", type=float, help=MAX_IDLE_HELP)
     comparison.add_argument("--io-sample-period", type=float, default=1.0, help="seconds between _io.csv samples")
     comparison.add_argument("--quiet", action="store_true", help="no progress bar")
+    comparison.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
     comparison.set_defaults(handler=command_compare)
 
     sweep = commands.add_parser("sweep", help="a grid of runs from a YAML file (docs/sweeps.md), in parallel on Dask")
@@ -430,6 +451,7 @@ def parser():
     sweep.add_argument("--scheduler-address", help="run on an existing Dask cluster, e.g. tcp://10.0.0.1:8786")
     sweep.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP + " (or allow_unfit: true)")
     sweep.set_defaults(handler=command_sweep)
 
     matrix = commands.add_parser("matrix", help="every catalog policy on every input of a YAML file that fits it: "
@@ -536,6 +558,8 @@ def parser():
     machine.add_argument("--node-link", required=True, help="each node's link: bytes/s or e.g. 10GBps, 100Gbps")
     machine.add_argument("--pfs-bandwidth", required=True,
                          help="the file system's link, which all storage traffic shares: e.g. 5GBps")
+    machine.add_argument("--memory", help="memory per compute host, e.g. 128GB: its memory_bytes property, which "
+                                          "the locality policies need (with cores and link_bandwidth, always written)")
     machine.add_argument("--latency", default="50us", help="latency of every link (default 50us)")
     machine.add_argument("--contention", metavar="CURVE|CSV|XML",
                          help="beyond Batsim: pfs_link's throughput per number of clients, as a curve "
@@ -547,6 +571,9 @@ def parser():
 
     listing = commands.add_parser("list", help="list bundled platforms, workloads and schedulers")
     listing.set_defaults(handler=command_list)
+    describing = commands.add_parser("describe", help="a policy's paper, what it needs of its inputs, its options")
+    describing.add_argument("name", help="a scheduler name (see `batio list`) or .py file")
+    describing.set_defaults(handler=command_describe)
     return top
 
 
@@ -579,6 +606,7 @@ def _terminate(signum, _frame):
 
 def main(argv=None):
     logging.basicConfig(format="batio: %(levelname)s: %(message)s", level=logging.WARNING)
+    logging.getLogger("batio.progress").setLevel(logging.INFO)  # progress lines off a terminal (batio.progress)
     args = parser().parse_args(argv)
     handlers = {}
     if threading.current_thread() is threading.main_thread():

@@ -88,7 +88,8 @@ def windows_source(source, windows, count=None, warmup=None, cooldown=None):
 
 
 def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, baseline=None, engine="embedded",
-                    io_slowdown=True, run_options=None, windows=None, window_options=None, bsld_tau=DEFAULT_BSLD_TAU):
+                    io_slowdown=True, run_options=None, windows=None, window_options=None, bsld_tau=DEFAULT_BSLD_TAU,
+                    allow_unfit=False):
     """The grid of a comparison, from ``batio compare``'s arguments; ``window_options``:
     ``windows_source``'s count, warmup and cooldown."""
     names = parse_schedulers(schedulers) if isinstance(schedulers, str) else list(schedulers)
@@ -121,12 +122,13 @@ def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, b
                        + [f"--window-{key} {value}" for key, value in (window_options or {}).items()
                           if value is not None]
                        + ([f"--bsld-tau {bsld_tau:g}"] if bsld_tau != DEFAULT_BSLD_TAU else [])
-                       + [f"--engine {engine}"])
+                       + [f"--engine {engine}"] + (["--allow-unfit"] if allow_unfit else []))
     platform_file = str(Path(catalog.platform_path(platform)).resolve())
     grid = Grid(source="batio compare", made_from=command, platforms=[(Path(platform).stem, platform_file)],
                 workloads=[source], policies=policies, seeds=list(range(1, (seeds or 1) + 1)), engines=[engine],
                 baseline=labels[baseline] if baseline is not None else policies[0].label,
-                io_slowdown=io_slowdown, run_options=dict(run_options or {}), bsld_tau=bsld_tau)
+                io_slowdown=io_slowdown, run_options=dict(run_options or {}), bsld_tau=bsld_tau,
+                allow_unfit=allow_unfit)
     check_grid(grid)
     return grid
 

@@ -51,6 +51,11 @@ class InvalidValue(BatioError, ValueError):
     code checking values keeps catching it."""
 
 
+class InvalidConfiguration(BatioError):
+    """A scheduler, its options and inputs that make no valid run, found before time 0:
+    not a crash, nothing ran."""
+
+
 class SchedulerError(BatioError):
     """The scheduler crashed, stalled, or broke Batsim's protocol."""
 

@@ -34,11 +34,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from batio import catalog, report, sweep
-from batio.engine.platform import DEFAULT_MASTER_HOST, read_properties
+from batio import catalog, fit, report, sweep
 from batio.engine.workload import load_workload
 from batio.errors import InputError
-from batio.jobio import bytes_moved
 from batio.metrics import METRICS
 from batio.parity import truncated_workload
 from batio.tables import markdown_table
@@ -178,77 +176,6 @@ def load_matrix(path, small=False):
     return Matrix(str(path), items, schedulers, sweep._run_options(config.get("run_options", {}), path))
 
 
-# -- fit ----------------------------------------------------------------------------------
-@dataclass
-class InputFacts:
-    """What the requirements are checked against."""
-    platform: Path             # the platform file, resolved
-    storage: dict              # storage host -> its properties
-    compute: dict              # compute host -> its properties
-    jobs: list                 # the workload's jobs (dicts)
-    does_io: bool
-
-    @classmethod
-    def of(cls, platform_path, workload):
-        properties, _ = read_properties(platform_path)
-        storage = {host: props for host, props in properties.items() if props.get("role") == "storage"}
-        compute = {host: props for host, props in properties.items()
-                   if props.get("role", "compute_node") == "compute_node" and host != DEFAULT_MASTER_HOST}
-        profiles = workload["profiles"]
-        does_io = any(sum(bytes_moved(profiles[job["profile"]], profiles, job["res"])) > 0
-                      for job in workload["jobs"])
-        return cls(Path(platform_path).resolve(), storage, compute, workload["jobs"], does_io)
-
-
-def _numeric(value):
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def unmet_requirements(name, facts, given_options):
-    """Why the catalog scheduler ``name`` does not fit the input: one reason per unmet requirement."""
-    needs = catalog.requirements(name)
-    reasons = []
-    if needs.get("storage") and not facts.storage:
-        reasons.append("no storage host (no host has role 'storage')")
-    if needs.get("io") and not facts.does_io:
-        reasons.append("no job moves bytes to or from storage (the profiles only compute or wait)")
-    for prop in needs.get("storage_property", ()):
-        carriers = [host for host, props in facts.storage.items() if prop in props]
-        if len(carriers) != 1:
-            reasons.append(f"needs exactly one storage host with property '{prop}', found {len(carriers)}")
-    lacking = {prop: sum(not _numeric(props.get(prop)) for props in facts.compute.values())
-               for prop in needs.get("host_properties", ())}
-    if any(lacking.values()):
-        reasons.append(f"compute hosts lack numeric properties (hosts lacking, of {len(facts.compute)}): "
-                       + ", ".join(f"'{prop}' ({count})" for prop, count in lacking.items() if count))
-    lacking = {key: sum(key not in job for job in facts.jobs) for key in needs.get("job_fields", ())}
-    if any(lacking.values()):
-        reasons.append(f"jobs lack fields (jobs lacking, of {len(facts.jobs)}): "
-                       + ", ".join(f"'{key}' ({count})" for key, count in lacking.items() if count))
-    if needs.get("single_host_jobs"):
-        wide = [job for job in facts.jobs if job["res"] != 1]
-        if wide:
-            reasons.append(f"{len(wide)} of {len(facts.jobs)} jobs ask for more than one host "
-                           f"(e.g. job {wide[0]['id']}: {wide[0]['res']})")
-    module = catalog.SCHEDULERS[name][0]
-    for key in dict.fromkeys(key for fields in catalog.PERFORMS.values() for key in fields):
-        performers = catalog.performed_by(key)
-        carrying = sum(key in job for job in facts.jobs)
-        if module not in performers and carrying:
-            reasons.append(f"{carrying} of {len(facts.jobs)} jobs carry field '{key}', work that only the policies "
-                           f"of {', '.join(performers)} carry out: this one would run the jobs without it")
-    bundled = catalog.bundled_inputs(name)[0]
-    if Path(catalog.platform_path(bundled)).resolve() != facts.platform:
-        for option in needs.get("options", ()):
-            if option not in given_options:
-                reasons.append(f"needs option '{option}' from the input (its default describes {bundled}), "
-                               "which this input does not give")
-    return reasons
-
-
 # -- planning and running -------------------------------------------------------------------
 def plan_matrix(matrix, out):
     """(planned runs, skipped pairs, input summaries); sliced workloads go to OUT/workloads."""
@@ -262,19 +189,20 @@ def plan_matrix(matrix, out):
             workload_file = str(truncated_workload(workload_file, item.jobs, out / "workloads"))
             label = f"{item.workload}-first{item.jobs}"
         workload = json.loads(Path(workload_file).read_text())
-        facts = InputFacts.of(item.platform[1], workload)
+        facts = fit.InputFacts.of(item.platform[1], workload)
         platform = item.platform[0]
         summaries.append(InputSummary(platform, label, item.workload, len(workload["jobs"]), jobs_in_file,
                                       facts.does_io))
         policies = []
         for name in matrix.schedulers:
-            reasons = unmet_requirements(name, facts, item.options)
+            declared = fit.declaration(name, {})
+            wanted = declared.requires.get("options", ())
+            options = {key: value for key, value in item.options.items() if key in wanted}
+            reasons = fit.unmet(declared, facts, options)
             if reasons:
                 skipped.append(Skip(platform, label, name, "; ".join(reasons)))
                 continue
-            wanted = catalog.requirements(name).get("options", ())
-            policies.append(sweep.Policy(name, name, {key: value for key, value in item.options.items()
-                                                      if key in wanted}))
+            policies.append(sweep.Policy(name, name, options))
         if not policies:
             continue
         # A reference run (jobs alone) only where there is I/O to slow jobs down.
@@ -352,13 +280,13 @@ PAGE_NOTES = """\
 - **I/O slowdown**: per job, execution time in the run / execution time alone on the
   machine (a reference run: the same jobs one after the other, FCFS); mean over the
   jobs. Shown only for inputs whose jobs move bytes to storage: elsewhere it is 1.
-- **Fit**: what each catalog scheduler needs of its input is declared in
-  `batio/catalog.py` (`REQUIRES`) and checked on the platform's hosts and the
-  workload's jobs (`batio/matrix.py`, `unmet_requirements`); a pair that lacks
-  something is not run and is listed under *Skipped* with every unmet requirement.
-  Conversely, a job field that stands for work some schedulers carry out themselves
-  (`PERFORMS`: the locality policies load each job's `file`) makes its input fit
-  those schedulers only. The requirements:
+- **Fit**: what each catalog scheduler needs of its input is declared on its
+  class (`REQUIRES`, `batio describe NAME`) and checked on the platform's hosts and
+  the workload's jobs (`batio/fit.py`, the check `batio run`, `compare` and `sweep`
+  make too); a pair that lacks something is not run and is listed under *Skipped*
+  with every unmet requirement. Conversely, a job field that stands for work some
+  schedulers carry out themselves (`PERFORMS`: the locality policies load each
+  job's `file`) makes its input fit those schedulers only. The requirements:
 """
 
 
@@ -403,7 +331,7 @@ def write_page(path, table, skipped, summaries, made_by=""):
     lines += [f"{len(ok)} runs ranked, {len(skipped)} pairs skipped, {len(failed)} runs failed, over "
               f"{len(summaries)} inputs.", "", markdown_table(header, overview, align_right_from=1), "", *sections,
               "## Definitions", "", PAGE_NOTES]
-    lines += [f"  - `{key}`: {meaning}" for key, meaning in catalog.REQUIREMENT_KEYS.items()] + [""]
+    lines += [f"  - `{key}`: {meaning}" for key, meaning in fit.REQUIREMENT_KEYS.items()] + [""]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
     return path

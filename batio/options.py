@@ -44,11 +44,14 @@ class Option:
     aliases: Mapping[Any, Any] = field(default_factory=dict)
     """Spellings accepted as is and translated, e.g. ``{"inf": math.inf}``."""
     help: str = ""
+    """What the option means (``batio describe`` prints it)."""
+    unit: str = ""
+    """The unit of a number, e.g. ``"GiB/s"``, ``"bytes/s"``, ``"s"``."""
 
-    def allowed(self) -> str:
-        """What the option accepts, in words."""
+    def allowed(self, with_help: bool = True) -> str:
+        """What the option accepts, in words (and what it means, ``with_help``)."""
         if self.choices is not None:
-            text = "one of " + ", ".join(_show(choice) for choice in self.choices)
+            text = "one of " + ", ".join(as_json(choice) for choice in self.choices)
         else:
             text = {int: "an integer", float: "a number", bool: "true or false",
                     str: "a string"}.get(self.kind, self.kind.__name__)
@@ -57,8 +60,10 @@ class Option:
             if bounds:
                 text += " " + " and ".join(bounds)
         if self.aliases:
-            text += ", or " + " or ".join(_show(alias) for alias in self.aliases)
-        return text + (f" ({self.help})" if self.help else "")
+            text += ", or " + " or ".join(as_json(alias) for alias in self.aliases)
+        if self.unit:
+            text += f" {self.unit}"
+        return text + (f" ({self.help})" if self.help and with_help else "")
 
     def convert(self, value: Any) -> Any:
         """The value to use, or ``_REJECTED`` when ``value`` is not allowed."""
@@ -91,7 +96,7 @@ def parse_options(scheduler: str, spec: Mapping[str, Option],
     unknown = sorted(set(given) - set(spec))
     if unknown:
         key = unknown[0]
-        raise OptionError(f"{scheduler}: unknown option {key!r} = {_show(given[key])}; "
+        raise OptionError(f"{scheduler}: unknown option {key!r} = {as_json(given[key])}; "
                           f"known options: {', '.join(sorted(spec))}")
     settings = {}
     for key, option in spec.items():
@@ -100,13 +105,13 @@ def parse_options(scheduler: str, spec: Mapping[str, Option],
             continue
         value = option.convert(given[key])
         if value is _REJECTED:
-            raise OptionError(f"{scheduler}: option {key!r} = {_show(given[key])} "
+            raise OptionError(f"{scheduler}: option {key!r} = {as_json(given[key])} "
                               f"is not allowed: expected {option.allowed()}")
         settings[key] = value
     return settings
 
 
-def _show(value: Any) -> str:
+def as_json(value: Any) -> str:
     """``value`` as it would be written in the JSON options."""
     try:
         return json.dumps(value)
@@ -120,3 +125,48 @@ def _hashable(value: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+class Declared:
+    """What a policy says of itself, read by ``batio.fit`` and ``batio describe``
+    before anything runs: a scheduler class lists its paper, needs and options
+    here (``QueueScheduler`` and ``Replay`` inherit it)."""
+
+    PAPER = ""
+    """The paper and section the policy implements (``batio describe``)."""
+    REQUIRES: dict[str, Any] = {}
+    """What the policy needs of its inputs to do what its paper describes,
+    rather than fail or quietly behave as a baseline (keys and their meaning:
+    ``batio.fit.REQUIREMENT_KEYS``); ``batio run``, ``compare``, ``sweep``
+    and ``matrix`` refuse an input that lacks one (``batio.fit``)."""
+    PERFORMS: tuple[str, ...] = ()
+    """Job fields that stand for work the policy carries out itself (the
+    locality policies load each job's ``file``): any other policy would run
+    such jobs without that work, so their inputs fit only the performers."""
+    OPTIONS: dict[str, Option] = {}
+    """The options this class adds to its bases' (pybatsim ``-o`` JSON)."""
+    WITHDRAWN_OPTIONS: tuple[str, ...] = ()
+    """Options of a base class that this policy does not take: they keep
+    their default, and the policy sets what they stand for itself."""
+
+    @classmethod
+    def declared_options(cls) -> dict[str, Option]:
+        """The options of the class and its bases, a class's declaration of
+        a key replacing its base's."""
+        spec: dict[str, Option] = {}
+        for klass in reversed(cls.__mro__):
+            spec.update(vars(klass).get("OPTIONS", {}))
+        return spec
+
+    @classmethod
+    def parse_settings(cls, options: Mapping | None) -> dict[str, Any]:
+        """Every option's value (withdrawn ones at their default); OptionError on a bad one."""
+        spec = cls.declared_options()
+        taken = {key: option for key, option in spec.items() if key not in cls.WITHDRAWN_OPTIONS}
+        return {**{key: spec[key].default for key in cls.WITHDRAWN_OPTIONS},
+                **parse_options(cls.__name__, taken, options)}
+
+    @classmethod
+    def requirements(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """``REQUIRES`` for these settings (a policy whose needs depend on an option overrides it)."""
+        return dict(cls.REQUIRES)

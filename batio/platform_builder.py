@@ -1,7 +1,7 @@
 """``batio platform``: a SimGrid platform from a short description of a machine.
 
     batio platform --nodes 100 --cores 1 --speed 1Gf --node-link 10GBps --pfs-bandwidth 2GBps \\
-        [--latency 50us] [--contention CURVE|MEASURED.csv|property.xml] --out machine.xml
+        [--memory 128GB] [--latency 50us] [--contention CURVE|MEASURED.csv|property.xml] --out machine.xml
 
 The platform (docs/formats.md, "A platform from a description"): compute
 hosts ``node0`` .. ``node{N-1}`` in one cluster, each behind its own link;
@@ -10,6 +10,12 @@ every transfer between the nodes and the file system crosses; a host
 ``master_host`` with no role property (Batsim gives it the master role
 itself, and rejects a second one), reached through a ``service`` link. Real
 Batsim 4.2.1 and the embedded engine both accept it.
+
+The hosts carry the properties policies read (``batio describe NAME``):
+each compute host its ``cores``, its ``link_bandwidth`` (bytes/s to the
+file system, its own link) and, with ``--memory``, its ``memory_bytes``
+(the locality policies need all three); ``pfs`` its ``bandwidth``
+(CATIOS's and TIOAS's storage bandwidth B).
 """
 
 from pathlib import Path
@@ -21,6 +27,8 @@ from batio.errors import InputError
 
 SPEED_UNITS = {"f": 1.0, "kf": 1e3, "Mf": 1e6, "Gf": 1e9, "Tf": 1e12, "Pf": 1e15}
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+MEMORY_UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0**10, "MiB": 2.0**20,
+                "GiB": 2.0**30, "TiB": 2.0**40}
 _QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
@@ -59,7 +67,7 @@ def contention_value(spec, unit="GB/s"):
     return value
 
 
-def platform_xml(nodes, cores, speed, node_link, pfs_bandwidth, latency="50us", contention=None):
+def platform_xml(nodes, cores, speed, node_link, pfs_bandwidth, latency="50us", contention=None, memory=None):
     """The platform's XML text; every quantity is checked and written in SimGrid's base units."""
     if nodes < 1:
         raise InputError("--nodes", f"must be at least 1, got {nodes}")
@@ -72,6 +80,10 @@ def platform_xml(nodes, cores, speed, node_link, pfs_bandwidth, latency="50us", 
     if lat < 0:
         raise InputError("--latency", f"must be >= 0, got {latency!r}")
     prop = "" if contention is None else f"\n      <prop id={quoteattr(PROPERTY)} value={quoteattr(contention)}/>\n    "
+    node_props = [("cores", str(cores)), ("link_bandwidth", f"{link:.10g}")]
+    if memory is not None:
+        node_props.append(("memory_bytes", f"{quantity(memory, MEMORY_UNITS, '--memory', 'a size in bytes', 'GB'):.10g}"))
+    node_props_xml = "".join(f'\n      <prop id="{key}" value="{value}"/>' for key, value in node_props)
     return f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <!-- Made by batio platform: {nodes} compute hosts node0..node{nodes - 1} ({cores} cores of {flops:.10g} flop/s each), each behind
@@ -80,13 +92,15 @@ def platform_xml(nodes, cores, speed, node_link, pfs_bandwidth, latency="50us", 
 <platform version="4.1">
   <zone id="machine" routing="Full">
     <cluster id="compute" prefix="node" suffix="" radical="0-{nodes - 1}" speed="{flops:.10g}f" core="{cores}"
-             bw="{link:.10g}Bps" lat="{lat:.10g}s"/>
+             bw="{link:.10g}Bps" lat="{lat:.10g}s">{node_props_xml}
+    </cluster>
     <zone id="master_zone" routing="Full">
       <host id="master_host" speed="{flops:.10g}f"/>
     </zone>
     <zone id="pfs_zone" routing="Full">
       <host id="pfs" speed="{flops:.10g}f">
         <prop id="role" value="storage"/>
+        <prop id="bandwidth" value="{pfs:.10g}"/>
       </host>
     </zone>
     <link id="pfs_link" bandwidth="{pfs:.10g}Bps" latency="{lat:.10g}s">{prop}</link>

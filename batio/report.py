@@ -87,7 +87,8 @@ def summary_table(results, baseline=None):
             seeds = sorted({int(seed) for seed in runs["seed"].dropna()})
             windows = ok["window"].dropna().unique() if "window" in ok else []
             row = dict(zip(GROUP_KEYS, keys), policy=policy, runs=len(runs), runs_ok=len(ok),
-                       seeds=" ".join(map(str, seeds)), window=", ".join(map(str, windows)))
+                       seeds=" ".join(map(str, seeds)), window=", ".join(map(str, windows)),
+                       degraded=degradation(runs))
             for metric in METRICS:
                 row[metric], row[f"{metric}_ci"] = uncertainty.interval(_values(ok, metric))
             rows.append(row)
@@ -128,6 +129,12 @@ def _paired(results, row, baseline):
     return columns
 
 
+def degradation(runs):
+    """Why the runs' policy did not fit its inputs (run anyway, batio.fit), "" when it did."""
+    reasons = runs["degraded"].fillna("") if "degraded" in runs else []
+    return "; ".join(dict.fromkeys(reason for reason in reasons if reason))
+
+
 def shown_value(metric, value):
     """A metric's value as tables show it ("-" when unknown)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -153,7 +160,8 @@ def evaluated_cell(row):
 def table_cells(group, baseline=None):
     """(header, rows) of one group's summary: one row per metric, one column per policy;
     values are means over replicas ± their 95 % half-width, with the ratio to the baseline."""
-    header = ["metric"] + [f"{policy} (baseline)" if policy == baseline else policy for policy in group["policy"]]
+    header = ["metric"] + [f"{row.policy}{' (baseline)' if row.policy == baseline else ''}"
+                           f"{' (DEGRADED: does not fit)' if row.degraded else ''}" for row in group.itertuples()]
     rows = [["runs ok"] + [f"{row.runs_ok}/{row.runs}" for row in group.itertuples()],
             ["evaluated jobs"] + [evaluated_cell(row) for _, row in group.iterrows()]]
     for metric, (heading, _) in SHOWN.items():
@@ -314,6 +322,11 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
     failed += [("reference run (jobs alone): no I/O slowdown", row, row.reference_error)
                for row in results.drop_duplicates("reference_run").itertuples()
                if isinstance(getattr(row, "reference_error", ""), str) and row.reference_error]
+    degraded = summary[summary["degraded"] != ""].drop_duplicates("policy") if len(summary) else summary
+    if len(degraded):
+        lines += ["## Degraded: policies run on inputs they do not fit (--allow-unfit)", "",
+                  markdown_table(["policy", "what the inputs lack"],
+                                 [[row.policy, row.degraded] for row in degraded.itertuples()]), ""]
     if failed:
         lines += ["## Failed runs", "",
                   markdown_table(["run", "workload", "seed", "platform", "engine", "error"],

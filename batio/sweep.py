@@ -40,7 +40,6 @@ from pathlib import Path
 import re
 import shutil
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -54,6 +53,7 @@ from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
 from batio.engine.workload import json_problem, load_workload
 from batio.errors import BatioError, EngineError, InputError, Interrupted
 from batio.names import slug
+from batio.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +83,7 @@ CONFIG_KEYS = {
     "bsld_tau": "the bounded slowdown's threshold in seconds, > 0 (default 10)",
     "run_options": "{mode: inprocess|socket, io_sample_period: seconds, timeout: seconds, max_idle: seconds, "
                    "io_exclusive: true|false}",
+    "allow_unfit": "true or false (default): run policies whose needs the inputs do not meet, marked degraded",
 }
 # A whole option value in braces is a per-run value (see the module docstring).
 PER_RUN_VALUE = re.compile(r"\{([^{}]*)\}")
@@ -126,6 +127,7 @@ class Grid:
     run_options: dict = field(default_factory=dict)
     bsld_tau: float = metrics.DEFAULT_BSLD_TAU
     made_from: str | None = None   # what the report says the grid came from (default: source)
+    allow_unfit: bool = False      # run policies that do not fit their inputs (batio.fit), marked degraded
 
 
 @dataclass
@@ -145,6 +147,8 @@ class PlannedRun:
     run_options: dict
     sha256: dict                   # platform, workload, scheduler -> SHA-256 (scheduler: None for batsched)
     reference_run: str | None = None
+    scheduler_name: str = ""       # the scheduler as the user wrote it
+    degraded: tuple = ()           # why the policy does not fit its inputs, when run anyway
 
     def identity(self):
         """The row fields that say what the run is."""
@@ -154,7 +158,8 @@ class PlannedRun:
                 "platform_file": self.platform_file, "workload_file": self.workload_file,
                 "platform_sha256": self.sha256["platform"], "workload_sha256": self.sha256["workload"],
                 "scheduler_sha256": self.sha256["scheduler"], "batio_version": __version__,
-                "run_dir": f"runs/{self.run_id}", "reference_run": self.reference_run}
+                "run_dir": f"runs/{self.run_id}", "reference_run": self.reference_run,
+                "scheduler_name": self.scheduler_name, "degraded": "; ".join(self.degraded)}
 
 
 def is_generator(name):
@@ -207,10 +212,12 @@ def load_config(path):
         io_slowdown=config.get("io_slowdown", True),
         run_options=_run_options(config.get("run_options", {}), path, per_run=True),
         bsld_tau=config.get("bsld_tau", metrics.DEFAULT_BSLD_TAU),
+        allow_unfit=config.get("allow_unfit", False),
     )
     check_tau(grid.bsld_tau, path, "bsld_tau")
-    if not isinstance(grid.io_slowdown, bool):
-        raise InputError(path, f"expected true or false, got {grid.io_slowdown!r}", field="io_slowdown")
+    for key in ("io_slowdown", "allow_unfit"):
+        if not isinstance(getattr(grid, key), bool):
+            raise InputError(path, f"expected true or false, got {getattr(grid, key)!r}", field=key)
     if "seeds" in config and not any(source.generator for source in grid.workloads):
         raise InputError(path, "seeds apply to workload generators only, and every workload here is a file "
                                "(remove seeds, or name a generator)", field="seeds")
@@ -587,6 +594,7 @@ def plan(grid, out):
     for platform in grid.platforms:
         for instance in instances:
             label, seed = instance.label, instance.seed
+            unfit = _check_fit(grid, platform, instance)
             for engine in grid.engines:
                 reference = None
                 if instance.alone_file:
@@ -595,12 +603,32 @@ def plan(grid, out):
                                          instance.resolve_run_options(reference_run_options, grid.source), digest)
                     references.append(reference)
                 for policy, scheduler, options, run_options in policies:
-                    runs.append(_planned("policy", policy.label, scheduler,
-                                         instance.resolve(options, grid.source, policy.where), platform, label,
-                                         instance.workload_file, seed, engine,
-                                         instance.resolve_run_options(run_options, grid.source), digest,
-                                         reference.run_id if reference else None))
+                    run = _planned("policy", policy.label, scheduler,
+                                   instance.resolve(options, grid.source, policy.where), platform, label,
+                                   instance.workload_file, seed, engine,
+                                   instance.resolve_run_options(run_options, grid.source), digest,
+                                   reference.run_id if reference else None)
+                    run.scheduler_name, run.degraded = policy.scheduler, unfit[policy.label]
+                    runs.append(run)
     return references + runs
+
+
+def _check_fit(grid, platform, instance):
+    """Policy label -> why it does not fit this input (run anyway: ``allow_unfit``); refuses,
+    naming the policy's config field, an option the scheduler would refuse or, unless allowed,
+    a policy that does not fit."""
+    from batio import fit
+    facts = fit.InputFacts.of_files(platform[1], [instance.workload_file])
+    unfit = {}
+    for policy in grid.policies:
+        options = instance.resolve(policy.options, grid.source, policy.where)
+        try:
+            unfit[policy.label] = tuple(fit.check(policy.scheduler, options, facts, grid.allow_unfit)[1])
+        except fit.InvalidConfiguration as error:
+            where = policy.where.removesuffix(".options") if isinstance(error, fit.Unfit) else policy.where
+            raise InputError(grid.source, f"{error} (platform {platform[0]}, workload {instance.label})",
+                             field=where) from None
+    return unfit
 
 
 # -- running one simulation ----------------------------------------------------------------
@@ -680,6 +708,9 @@ def execute_run(run, out):
         row.update(status="failed", error=f"unexpected {type(error).__name__}: {error} "
                                           f"(traceback in {final / 'traceback.log'})")
     row["wall_time_s"] = time.perf_counter() - started
+    if run.kind == "policy":
+        from batio.fit import mark_record
+        mark_record(prefix, run.scheduler_name, run.degraded)
     _rebase_run_record(prefix, final / "out", row)
     (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
     _publish(temporary, final)
@@ -756,11 +787,6 @@ def dask_client(workers=None, scheduler_address=None):
             cluster.close()
 
 
-def _progress_bar(total, enabled):
-    from tqdm import tqdm
-    return tqdm(total=total, unit="run", desc="runs", file=sys.stderr, disable=not enabled or None)
-
-
 def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False, progress=True):
     """Run the runs not finished yet: in this process one after the other when
     ``workers == 0``, else on Dask. Returns counts: planned, ran, skipped, failed."""
@@ -779,7 +805,7 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
         return counts
     if workers:
         workers = min(workers, len(todo))  # more would only start and sit idle
-    bar = _progress_bar(len(todo), progress)
+    bar = progress_bar(len(todo), progress)
     try:
         if workers == 0:
             for run in todo:
@@ -836,6 +862,7 @@ def gather(runs, out, tau=metrics.DEFAULT_BSLD_TAU):
         row = dict(results[run.run_id])
         if row["status"] == "ok" and row.get("bsld_tau") != tau:
             row.update(metrics.summarize(out / row["run_dir"] / "out", tau=tau))
+        row["degraded"] = "; ".join(run.degraded)  # as this grid's check says, whenever the run was made
         row["mean_io_slowdown"] = row["max_io_slowdown"] = math.nan
         reference = results.get(run.reference_run)
         # Without its reference run a row has no I/O slowdown: say why.

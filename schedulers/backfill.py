@@ -33,7 +33,7 @@ from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
 from batio.jobio import job_storage_mapping
-from batio.options import Option, parse_options
+from batio.options import Declared, Option
 from batio.reservation import ReservationTracker, RunningJob, RunningJobsTracker, Slot
 
 
@@ -144,7 +144,7 @@ def backfill(RT: Capacity, Q: Iterable[Job], t_now: float, backfill_max: float,
     return plan
 
 
-class QueueScheduler(BatsimScheduler):
+class QueueScheduler(Declared, BatsimScheduler):
     """The pybatsim glue batio's policies share: a waiting queue, the running
     jobs (id -> (job, start time)), and one ``schedule`` round per Batsim
     message in which something changed. Jobs asking for more hosts than the
@@ -158,28 +158,10 @@ class QueueScheduler(BatsimScheduler):
 
     holds_hosts_only = False
 
-    OPTIONS: dict[str, Option] = {}
-    """The options this class adds to its bases' (pybatsim ``-o`` JSON)."""
-    WITHDRAWN_OPTIONS: tuple[str, ...] = ()
-    """Options of a base class that this policy does not take: they keep
-    their default, and the policy sets what they stand for itself."""
-
-    @classmethod
-    def declared_options(cls) -> dict[str, Option]:
-        """The options of the class and its bases, a class's declaration of
-        a key replacing its base's."""
-        spec: dict[str, Option] = {}
-        for klass in reversed(cls.__mro__):
-            spec.update(vars(klass).get("OPTIONS", {}))
-        return spec
-
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
         # Parsed once for the whole class hierarchy: every level reads ``settings``.
-        spec = self.declared_options()
-        taken = {key: option for key, option in spec.items() if key not in self.WITHDRAWN_OPTIONS}
-        self.settings: dict[str, Any] = {**{key: spec[key].default for key in self.WITHDRAWN_OPTIONS},
-                                         **parse_options(type(self).__name__, taken, options)}
+        self.settings: dict[str, Any] = self.parse_settings(options)
         self.waiting: list[Job] = []
         self.running: dict[str, tuple[Job, float]] = {}
         self.running_tracker: RunningJobsTracker | None = None
@@ -282,11 +264,13 @@ class QueueScheduler(BatsimScheduler):
 
 
 class Backfill(QueueScheduler):
+    PAPER = "paper 000 (Slurm's backfill), Section II-A, Algorithm 1"
     OPTIONS = {
         "backfill_max": Option(int, math.inf, minimum=0,
                                aliases={None: math.inf, "inf": math.inf},
                                help="reservations per round: 0 FCFS, 1 EASY, unbounded conservative"),
-        "order": Option(str, "fcfs", choices=tuple(QUEUE_ORDERS)),
+        "order": Option(str, "fcfs", choices=tuple(QUEUE_ORDERS),
+                        help="queue order: by submission, or shortest / longest walltime first"),
     }
 
     def __init__(self, options: Mapping | None = None):

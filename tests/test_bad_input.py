@@ -291,7 +291,8 @@ def test_unusable_out_folders(tmp_path, capsys):
 @pytest.mark.parametrize("name", ["out_jobs.csv", "out_scheduler.log"])
 def test_an_output_file_that_is_a_folder(tmp_path, capsys, name):
     (tmp_path / "out" / name).mkdir(parents=True)
-    code, err, _ = run_cli(tmp_path, capsys, one_job(), options={"execute": {"w0!A": {"alloc": "0"}}})
+    code, err, _ = run_cli(tmp_path, capsys, one_job(), options={"execute": {"w0!A": {"alloc": "0"}}},
+                           extra=("--force",))  # --out is not empty: the folder is there
     assert code == 2 and "--out: " in err and name in err and one_line(err)
 
 

@@ -39,6 +39,19 @@ def test_bad_measurements_are_one_line_errors(tmp_path, text, problem):
         read_measurement(path)
 
 
+@pytest.mark.parametrize("declared, warning", [
+    ("2.5GBps", "the curve reaches 3 GB/s at 4 clients, above what 'disk' declares 2.5 GB/s"),
+    ("31e9", "'disk' declares 31 GB/s, over 10 times the curve's peak (3 GB/s at 4 clients)"),
+    ("3GBps", None), ("20GBps", None)])
+def test_a_curve_that_contradicts_the_declared_bandwidth_is_named(tmp_path, declared, warning):
+    from batio.calibrate import contradiction
+    path = tmp_path / "ior.csv"
+    path.write_text(MEASURED)  # peak: the median 3.0 GB/s at 4 clients
+    text = f'<platform>\n  <link id="disk" bandwidth="{declared}" latency="0"/>\n</platform>'
+    problem = contradiction(text, "disk", read_measurement(path), "p.xml")
+    assert problem == warning or problem.startswith(warning)
+
+
 def test_the_property_goes_on_the_named_element(tmp_path):
     text = '<platform>\n  <link id="disk" bandwidth="1GBps"/>\n  <link id="other" bandwidth="1GBps"/>\n</platform>'
     result = ET.fromstring(insert_property(text, "disk", "batio:contention", "1:1GBps", "p.xml"))

@@ -172,7 +172,9 @@ def test_sacct_fixture_gives_hand_computed_jobs_and_skip_counts():
     assert (trace["records"], trace["jobs"]) == (11, 5)
     assert trace["skipped"] == {"job_step": 2, "cancelled": 1, "not_ended": 2, "zero_or_negative_run_time": 1}
     assert trace["skipped_lines"]["job_step"] == [3, 4] and trace["skipped_lines"]["not_ended"] == [8, 11]
-    assert trace["oddities"] == {"partition_limit_no_walltime": 1}
+    # 102 ran its whole 30 min time limit (TIMEOUT): the simulation kills it at its walltime too.
+    assert trace["oddities"] == {"ended_at_time_limit": 1, "partition_limit_no_walltime": 1}
+    assert [job["id"] for job in workload["jobs"] if job.get("ended_at_time_limit")] == [102]
     assert trace["origin_date"] == "2024-03-01T10:00:00"  # the cluster's local time, as sacct wrote it
     jobs = by_id(workload)
     assert jobs[101]["command"] == "srun -N2 lmp -in in.lj" and jobs[101]["user"] == "alice"
@@ -193,7 +195,7 @@ def test_sacct_nodes_window_and_cancelled():
     assert by_id(kept)[104] == {"id": 104, "subtime": 180, "walltime": -1, "res": 1, "profile": "delay60",
                                 "state": "CANCELLED by 1001", "name": "py", "user": "alice", "command": "python x.py"}
     assert kept["trace"]["oddities"] == {"partition_limit_no_walltime": 1, "unlimited_no_walltime": 1,
-                                         "cancelled_kept": 1}
+                                         "cancelled_kept": 1, "ended_at_time_limit": 1}
     window = import_trace("sacct", SACCT, start="2024-03-01T10:02:00", end="2024-03-01T10:06:00", warmup="2m")
     assert summary(window, "id", "subtime", "category") == [[101, 0, 0], [102, 60, 0], [103, 150, 1],
                                                             [106, 300, 1]]

@@ -538,8 +538,10 @@ def engine_runs(tmp_path_factory):
     pretrained = {"estimator": "pretrained", "history": str(tmp / "history.json")}
     runs = {"easy": ("easy", {}),
             "io_aware": ("schedulers/workload_adaptive/ioAware.py", dict(pretrained, limit=1.5, backfill_max=1)),
-            "adaptive_naive": ("schedulers/workload_adaptive/workloadAdaptive.py", dict(pretrained, two_group=False)),
-            "adaptive": ("schedulers/workload_adaptive/workloadAdaptive.py", dict(pretrained))}
+            # R_limit at its default (Stria's), given: cluster16_pfs is not the platform it describes.
+            "adaptive_naive": ("schedulers/workload_adaptive/workloadAdaptive.py",
+                               dict(pretrained, two_group=False, limit=20)),
+            "adaptive": ("schedulers/workload_adaptive/workloadAdaptive.py", dict(pretrained, limit=20))}
     outs = {}
     for name, (scheduler, options) in runs.items():
         out = tmp / name

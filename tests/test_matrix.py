@@ -6,10 +6,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from batio import catalog
+from batio import catalog, fit
 from batio.cli import main
 from batio.errors import InputError
-from batio.matrix import InputFacts, load_matrix, plan_matrix, rank_policies, unmet_requirements
+from batio.matrix import load_matrix, plan_matrix, rank_policies
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "scripts" / "sweeps" / "matrix.yaml"
@@ -23,7 +23,12 @@ def write_yaml(folder, config, name="matrix.yaml"):
 
 
 def facts(platform, workload):
-    return InputFacts.of(catalog.platform_path(platform), json.loads(catalog.workload_path(workload).read_text()))
+    return fit.InputFacts.of(catalog.platform_path(platform), json.loads(catalog.workload_path(workload).read_text()))
+
+
+def unmet_requirements(name, facts, input_options):
+    """What the matrix skips a policy for: its needs (with its presets) against an input and the input's options."""
+    return fit.unmet(fit.declaration(name), facts, input_options)
 
 
 # -- fit ------------------------------------------------------------------------------------
@@ -71,9 +76,11 @@ def test_a_pair_that_lacks_something_is_skipped_with_every_reason():
 
 def test_every_catalog_name_declares_what_it_needs():
     for name in catalog.SCHEDULERS:
-        assert set(catalog.requirements(name)) <= set(catalog.REQUIREMENT_KEYS)
-    assert catalog.requirements("tioas-oracle")["job_fields"] == ("io_demand",)
-    assert catalog.requirements("tioas")["job_fields"] == ("command",)
+        assert set(fit.declaration(name).requires) <= set(fit.REQUIREMENT_KEYS)
+    assert fit.declaration("tioas-oracle").requires["job_fields"] == ("io_demand",)
+    assert fit.declaration("tioas").requires["job_fields"] == ("command",)
+    # A host property given as an option need not be on the hosts.
+    assert fit.declaration("lea", {"cores": 4}).requires["host_properties"] == ("memory_bytes", "link_bandwidth")
 
 
 def test_the_bundled_matrix_plans_each_family_only_where_it_fits(tmp_path):

@@ -48,10 +48,29 @@ def test_generated_platform_has_batsims_roles(tmp_path, capsys):
     properties, _ = read_properties(platform)
     assert sorted(properties) == ["master_host", "node0", "node1", "pfs"]
     assert properties["master_host"] == {}  # no role property: Batsim's -m makes it the master
-    assert properties["pfs"] == {"role": "storage"}
+    assert properties["pfs"] == {"role": "storage", "bandwidth": "1000000000"}
     layout = classify(platform, list(properties))
     assert [r.name for r in layout.compute] == ["node0", "node1"] and [r.name for r in layout.storage] == ["pfs"]
     assert layout.master == "master_host" and layout.storage[0].id == 2
+
+
+def test_generated_platform_carries_the_properties_the_policies_need(tmp_path, capsys):
+    from batio import fit
+    without, with_memory = generate(tmp_path, capsys), tmp_path / "memory.xml"
+    assert main(["platform", *MACHINE, "--memory", "128GB", "--out", str(with_memory)]) == 0
+    properties, _ = read_properties(with_memory)
+    assert properties["node1"] == {"cores": "4", "link_bandwidth": "1e+10", "memory_bytes": "1.28e+11"}
+    workload = {"jobs": [{"id": 1, "subtime": 0, "walltime": 10, "res": 1, "profile": "w", "cores": 1,
+                          "file": "F", "file_bytes": 1e9}],
+                "profiles": {"w": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1e9}}}
+    lea = fit.declaration("lea")
+    assert fit.unmet(lea, fit.InputFacts.of(with_memory, workload), {}) == []
+    # Without --memory, the one property the locality policies still lack.
+    assert fit.unmet(lea, fit.InputFacts.of(without, workload), {}) == [
+        "compute hosts lack numeric properties (hosts lacking, of 2): 'memory_bytes' (2)"]
+    catios = fit.declaration("catios-oracle")  # B is pfs's bandwidth property
+    assert not any("storage host with property" in reason
+                   for reason in fit.unmet(catios, fit.InputFacts.of(without, workload), {}))
 
 
 def test_generated_platform_runs_jobs_at_hand_computed_speeds(tmp_path, capsys):

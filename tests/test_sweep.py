@@ -157,7 +157,8 @@ def make(seed, nb_jobs):
 def per_run_config(tmp_path, seeds, seed_option, period, name="per_run.yaml", workload=None):
     (tmp_path / "gen.py").write_text(PERIOD_GENERATOR)
     return write_config(tmp_path, {
-        "platforms": ["cluster16_pfs"], "io_slowdown": False, "seeds": seeds,
+        # iopack's default bandwidth describes periodic_rack, not cluster16_pfs: allowed, as a test of per-run values
+        "platforms": ["cluster16_pfs"], "io_slowdown": False, "seeds": seeds, "allow_unfit": True,
         "workloads": [workload or {"generator": "gen.py:make", "args": {"nb_jobs": 4}, "name": "small"}],
         "schedulers": [{"scheduler": "iopack", "label": "Random", "options": {"packs": "Random", "seed": seed_option}}],
         "run_options": {"io_sample_period": period}}, name)
@@ -294,8 +295,9 @@ def _script(name):
 def test_a_sweep_turns_on_the_batsim_features_its_schedulers_need(tmp_path):
     from batio.sweep import _spec
     config = tmp_path / "locality.yaml"
+    # easy would run the jobs without their file loads: allowed here, as a test of the features alone.
     config.write_text("platforms: [memcluster486]\nworkloads: [memcluster486_slice]\n"
-                      "io_slowdown: false\nschedulers: [lea, easy]\n")
+                      "io_slowdown: false\nallow_unfit: true\nschedulers: [lea, easy]\n")
     specs = {run.policy: _spec(run, tmp_path / "p") for run in plan(load_config(config), tmp_path)}
     assert specs["lea"].dynamic_jobs and specs["lea"].compute_sharing
     assert not (specs["easy"].dynamic_jobs or specs["easy"].compute_sharing)

@@ -24,7 +24,7 @@ import time
 import traceback
 
 from batio import __version__, processes
-from batio.errors import BatioError, EngineError, InputError, Interrupted, SchedulerError
+from batio.errors import BatioError, EngineError, InputError, Interrupted, InvalidConfiguration, SchedulerError
 
 MODES = ("inprocess", "socket")
 # Longest wall-clock wait for one scheduler decision, by mode, unless --timeout
@@ -244,8 +244,8 @@ def _partial(error, prefix):
     if isinstance(error, Interrupted):
         return Interrupted(error.signum, f"{error.detail} (outputs until then, partial: {prefix}_jobs.csv, ...; "
                                          "out_run.json says completed: false)", here=error.here)
-    if not isinstance(error, BatioError):
-        return error  # an engine bug: reported as such by the caller
+    if not isinstance(error, BatioError) or isinstance(error, InvalidConfiguration):
+        return error  # an engine bug, reported as such by the caller; or nothing ran
     partial = type(error).from_message(f"{error} (outputs until then, partial: {prefix}_jobs.csv, ...)")
     partial.__cause__ = error.__cause__
     return partial

@@ -13,7 +13,7 @@ import threading
 import time
 
 from batio.engine.workload import json_problem
-from batio.errors import SchedulerError
+from batio.errors import BatioError, InvalidConfiguration, SchedulerError
 
 
 def timeout_error(timeout_s, now):
@@ -204,6 +204,11 @@ class InProcessTransport:
             raise
         except SystemExit as error:
             raise SchedulerError(f"the scheduler called sys.exit({error.code!r}) in a callback") from None
+        except BatioError as error:
+            if message["now"] == 0 and self._batsim is None:  # refused what it was given at SIMULATION_BEGINS
+                raise InvalidConfiguration(f"invalid configuration, found before time 0 (nothing ran): "
+                                           f"{type(error).__name__}: {error}") from error
+            raise SchedulerError(f"the scheduler crashed: {type(error).__name__}: {error}") from error
         except BaseException as error:  # noqa: BLE001 - whatever the scheduler raised is its own failure
             raise SchedulerError(f"the scheduler crashed: {type(error).__name__}: {error}") from error
         reply, self._mailbox.outbox = self._mailbox.outbox, None

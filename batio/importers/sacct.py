@@ -200,9 +200,15 @@ def _record(row, job_id, number, where, keep_cancelled, tally):
         walltime = limit
         if elapsed > limit:
             oddities.append("run_time_above_time_limit")
+        elif elapsed == limit:
+            # Killed at its time limit (Slurm's TIMEOUT): its delay equals its walltime, and the
+            # simulation kills it too; the job says so, for a metric that should leave it out.
+            oddities.append("ended_at_time_limit")
     if state == CANCELLED:
         oddities.append("cancelled_kept")
     fields = {"state": state_text}
+    if "ended_at_time_limit" in oddities:
+        fields["ended_at_time_limit"] = True
     for column, key in OPTIONAL.items():
         if column in row and row[column] != "":
             fields[key] = row[column]

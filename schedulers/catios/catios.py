@@ -106,12 +106,13 @@ log = logging.getLogger(__name__)
 
 DEMAND_OPTIONS = {
     "bandwidth": Option(float, None, minimum=0.0, aliases={None: None},
-                        help="storage bandwidth B in bytes/s, > 0; default: the platform "
+                        unit="bytes/s", help="storage bandwidth B, > 0; default: the platform "
                              "storage host's 'bandwidth' property"),
-    "demand": Option(str, "predicted", choices=("predicted", "oracle")),
+    "demand": Option(str, "predicted", choices=("predicted", "oracle"),
+                     help="each job's per-second demand D: predicted from its command line, or its true one"),
     "history": Option(str, None, aliases={None: None},
                       help="for demand predicted: the history workload (file or bundled name)"),
-    "matcher_backend": Option(str, "auto", choices=BACKENDS),
+    "matcher_backend": Option(str, "auto", choices=BACKENDS, help="how command lines are matched"),
 }
 
 
@@ -121,6 +122,12 @@ class DemandAware(QueueScheduler):
     workload (``demand``)."""
 
     OPTIONS = DEMAND_OPTIONS
+
+    @classmethod
+    def requirements(cls, settings):
+        """B from one storage host's property; D predicted from each job's ``command`` or the oracle's ``io_demand``."""
+        fields = ("io_demand",) if settings["demand"] == "oracle" else ("command",)
+        return {"storage": True, "io": True, "storage_property": ("bandwidth",), "job_fields": fields}
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
@@ -214,13 +221,16 @@ def planned(job_id: str) -> tuple:
 
 class Catios(DemandAware):
     holds_hosts_only = True  # running jobs hold hosts for their walltime; I/O is in `load`
+    PAPER = ("seed 002 (Tseng, Kawai, Takahashi, Takizawa), poster \"CATIOS\": \"The Design of CATIOS\", "
+             "\"Queue action\"")
 
     OPTIONS = {
-        "priority": Option(str, "fcfs", choices=("fcfs", "ljf", "mix")),
+        "priority": Option(str, "fcfs", choices=("fcfs", "ljf", "mix"),
+                           help="queue order: submission, longest runtime first, or Mix's weighted priority"),
         "alpha": Option(float, 0.95, minimum=0.0, help="Mix: weight of norm_wait"),
         "beta": Option(float, 0.05, minimum=0.0, help="Mix: weight of norm_runtime"),
         "priority_period": Option(float, 30.0, minimum=0.0,
-                                  help="seconds between rounds while jobs wait, > 0"),
+                                  unit="s", help="time between rounds while jobs wait, > 0"),
         "clip": Option(float, 0.75, minimum=0.0, maximum=1.0,
                        help="each D[i] is clipped to clip x B, in (0, 1]"),
         "reserve_first": Option(bool, True, help="reserve hosts and I/O for the first deferred job"),

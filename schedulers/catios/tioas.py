@@ -30,6 +30,8 @@ IO = "io"  # the tracker's bandwidth resource: the storage, limited to B
 
 
 class Tioas(DemandAware, Backfill):
+    PAPER = "seed 002, \"Compared methods\": paper 000's I/O-aware backfill with r_j = mean(D)"
+
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)
         self.averages: dict[str, float] = {}  # job id -> mean(D)

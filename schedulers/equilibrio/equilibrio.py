@@ -242,13 +242,18 @@ class IntensitySet:
 # -- the scheduler -------------------------------------------------------------
 
 class Equilibrio(Backfill):
+    PAPER = ("seed 003 (Özden, Tarraf, Wolf, CLUSTER 2025), slides \"I/O intensity\", \"Scheduling algorithm\", "
+             "\"Weighted priority\", \"Algorithm\"")
+    # I/O intensity is io_walltime_share x average_bw, Darshan's coarse numbers the workload carries.
+    REQUIRES = {"storage": True, "io": True, "job_fields": ("io_walltime_share", "average_bw")}
     OPTIONS = {
         "alpha": Option(float, 0.5, minimum=0.0, maximum=1.0,
                         help="reordering intensity: 0 FCFS, 1 I/O intensity only"),
         "knowledge": Option(float, 1.0, minimum=0.0, maximum=1.0,
                             help="fraction of jobs whose I/O information is visible"),
         "knowledge_seed": Option(int, 0, minimum=0, help="seed of the hash choosing the visible jobs"),
-        "backfill": Option(str, "poster", choices=("poster", *BACKFILL_MAX)),
+        "backfill": Option(str, "poster", choices=("poster", *BACKFILL_MAX),
+                           help="BackfillMax: the poster's, or that of a named backfill"),
         "delta": Option(str, "system", choices=("system", "job"),
                         help="delta' against io_intensity(S)_c (system) or io_intensity_c (job)"),
         "backfill_order": Option(str, "recomputed", choices=("recomputed", "fixed"),

@@ -47,8 +47,12 @@ DEFAULT_BANDWIDTH = 240e9  # bytes/s, platforms/periodic_rack.xml
 
 
 def bandwidth_option():
-    return Option(float, DEFAULT_BANDWIDTH, minimum=1.0,
-                  help="bandwidth of the I/O node in bytes/s")
+    return Option(float, DEFAULT_BANDWIDTH, minimum=1.0, unit="bytes/s",
+                  help="bandwidth of the I/O node (default: periodic_rack's)")
+
+
+# The I/O node's bandwidth default describes periodic_rack (the bundled platform): elsewhere the input gives it.
+REQUIRES = {"storage": True, "io": True, "options": ("bandwidth",)}
 
 
 class PeriodicJobInfo:
@@ -101,6 +105,8 @@ class PeriodicJobInfo:
 
 
 class IoList(Backfill):
+    PAPER = "seed 001 (Jeannot, Pallez, Vidal, IJHPCA 2023), section \"I/O-aware List-scheduling\""
+    REQUIRES = REQUIRES
     OPTIONS = {"bandwidth": bandwidth_option()}
 
     def __init__(self, options: Mapping | None = None):

@@ -54,7 +54,7 @@ from procset import ProcSet
 
 from batio.options import Option
 from batio.schedulers.backfill import QueueScheduler, RoundPlan, backfill, job_id_key, time_limit
-from batio.schedulers.list_vs_pack.ioList import PeriodicJobInfo, bandwidth_option
+from batio.schedulers.list_vs_pack.ioList import REQUIRES, PeriodicJobInfo, bandwidth_option
 
 VARIANTS = ("Random", "Max", "Char")
 _TOLERANCE = 1e-9  # relative, for sums of float volumes
@@ -117,6 +117,9 @@ def random_key(seed: int, job_id: str) -> float:
 
 class IoPack(QueueScheduler):
     holds_hosts_only = True  # running jobs hold their hosts: the free ones are read from the tracker
+    PAPER = ("seed 001 (Jeannot, Pallez, Vidal, IJHPCA 2023), sections \"I/O-aware Pack-Scheduling\", "
+             "\"Variants for building packs\", \"Backfilling\"")
+    REQUIRES = REQUIRES
 
     OPTIONS = {
         "packs": Option(str, "Max", choices=VARIANTS,

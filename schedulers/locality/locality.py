@@ -418,20 +418,27 @@ class WaitingQueue:
 
 
 class Locality(QueueScheduler):
+    PAPER = "paper 004 (locality-aware scheduling of jobs sharing input files), Sections 3-4, Algorithms 1-5"
+    # Each job's `file` is loaded onto its one node, through the node's link, into its memory.
+    REQUIRES = {"storage": True, "host_properties": ("cores", "memory_bytes", "link_bandwidth"),
+                "job_fields": ("cores", "file", "file_bytes"), "single_host_jobs": True}
+    PERFORMS = ("file",)
     OPTIONS = {
-        "policy": Option(str, "lea", choices=("fcfs", "eft", "lea", "leo", "lem")),
+        "policy": Option(str, "lea", choices=("fcfs", "eft", "lea", "leo", "lem"),
+                         help="Algorithms 1-5: FCFS, EFT, LEA, LEO, LEM"),
         "backfill": Option(bool, False, help="conservative backfilling (the -BF variants)"),
         "W": Option(float, 500.0, minimum=0, help="LEA's weight of the load overhead"),
         "eviction_weight": Option(float, 1.0, minimum=0, help="factor of EvictionPenalty; 0 disables it"),
         "busy_threshold": Option(float, 0.8, minimum=0, maximum=1,
                                  help="LEM: fraction of busy nodes from which LEA replaces EFT"),
         "cores": Option(int, None, minimum=1, aliases={None: None}, help="cores per node"),
-        "memory_bytes": Option(float, None, minimum=0, aliases={None: None}, help="node memory M"),
-        "link_bandwidth": Option(float, None, minimum=0, aliases={None: None},
-                                 help="node-to-storage bandwidth, bytes/s"),
+        "memory_bytes": Option(float, None, minimum=0, aliases={None: None}, unit="bytes",
+                               help="node memory M"),
+        "link_bandwidth": Option(float, None, minimum=0, aliases={None: None}, unit="bytes/s",
+                                 help="node-to-storage bandwidth"),
         "stats_path": Option(str, "", help="file to write per-round times to"),
         "round_interval": Option(float, 0.0, minimum=0,
-                                 help="at least this many seconds between rounds (the authors' ICPP code: 30)"),
+                                 unit="s", help="time at least between rounds (the authors' ICPP code: 30)"),
         "load_model": Option(str, "link", choices=("link", "fixed"),
                              help="link: a load reads through the node's link in the simulator, concurrent loads "
                                   "share it; fixed: every load takes size / link_bandwidth, the paper's model"),
@@ -449,6 +456,13 @@ class Locality(QueueScheduler):
                                 help="plan runs of alike jobs in compiled code (alike_runs.py); false plans "
                                      "every job in Python, the same decisions"),
     }
+
+    @classmethod
+    def requirements(cls, settings):
+        """A host property given as an option (``cores``, ...) need not be on the hosts."""
+        needs = dict(cls.REQUIRES)
+        needs["host_properties"] = tuple(key for key in needs["host_properties"] if settings[key] is None)
+        return needs
 
     def __init__(self, options: Mapping | None = None):
         super().__init__(options)

@@ -19,11 +19,16 @@ from batsim.batsim import BatsimScheduler
 from procset import ProcSet
 
 from batio.jobio import job_storage_mapping
+from batio.options import Declared
 
 log = logging.getLogger(__name__)
 
 
-class Replay(BatsimScheduler):
+class Replay(Declared, BatsimScheduler):
+    PAPER = ("no paper: batio's check of its model against a real machine, every job at its recorded start "
+             "(`batio validate`, docs/formats.md)")
+    REQUIRES = {"job_fields": ("recorded_start",)}
+
     def onSimulationBegins(self):
         self.free = ProcSet(*self.bs.compute_resources)
         self.due: list[tuple[float, int, object]] = []  # (recorded start, arrival order, job)

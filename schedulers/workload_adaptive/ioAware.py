@@ -89,9 +89,14 @@ R_NOW_KEY = "R_now"
 
 
 class IoAware(Backfill):
+    PAPER = "paper 000 (I/O-aware backfill), Section VI, Algorithms 2-4"
+    # R_limit's default describes Stria's file system (its bundled platform): elsewhere the input gives it.
+    REQUIRES = {"storage": True, "io": True, "options": ("limit",)}
     OPTIONS = {
-        "limit": Option(float, 20.0, minimum=0.0, help="R_limit in GiB/s, > 0"),
-        "estimator": Option(str, "untrained", choices=MODES),
+        "limit": Option(float, 20.0, minimum=0.0, unit="GiB/s",
+                        help="R_limit, the file-system throughput the reservations may not exceed, > 0"),
+        "estimator": Option(str, "untrained", choices=MODES,
+                            help="how a job's throughput r_j is estimated: from what similar jobs achieved"),
         "history": Option(object, None, help="for estimator pretrained: a history file path or "
                                              "{app: {\"rate\": bytes/s, \"runtime\": s}}"),
         "decay": Option(float, DEFAULT_DECAY, minimum=0.0, maximum=1.0,

@@ -327,6 +327,7 @@ class AdaptiveTracker:
 # -- the scheduler ----------------------------------------------------------
 
 class WorkloadAdaptive(IoAware):
+    PAPER = "paper 000 (workload-adaptive I/O-aware scheduling), Sections VII and VII-A, Algorithms 5-7"
     OPTIONS = {
         "two_group": Option(bool, True, help="the two-group approximation (false: naive, r* = 0)"),
         "target_overshoot": Option(float, 0.5, minimum=0.0, maximum=1.0,

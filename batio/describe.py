@@ -1,0 +1,58 @@
+"""`batio list` and `batio describe NAME`: what a policy is, from what its class declares.
+
+The same declarations (``PAPER``, ``OPTIONS``, ``REQUIRES``) are the ones
+``batio.fit`` checks, so what `describe` prints is what a run is refused for.
+"""
+
+from batio import catalog, fit
+from batio.errors import InputError
+from batio.options import as_json
+
+
+def _paper(declared):
+    return getattr(declared.scheduler, "PAPER", "") or "-"
+
+
+def _requirement(key, value):
+    meaning = fit.REQUIREMENT_KEYS[key]
+    if value is True:
+        return meaning
+    return f"{meaning}: {', '.join(value)}" if value else ""
+
+
+def list_lines():
+    """One line per catalog policy: its name, presets and paper; then pybatsim's names."""
+    lines = []
+    width = max(map(len, catalog.SCHEDULERS))
+    for name, (module, presets, *_) in catalog.SCHEDULERS.items():
+        declared = fit.declaration(name)
+        setting = ", ".join(f"{key}={as_json(value)}" for key, value in presets.items())
+        lines.append(f"{name:<{width}}  {module}{f' ({setting})' if setting else ''}: {_paper(declared)}")
+    lines.append(f"{'(pybatsim)':<{width}}  {', '.join(sorted(catalog.pybatsim_schedulers()))}")
+    return lines
+
+
+def describe_lines(name):
+    """What ``batio describe NAME`` prints: paper, file, needs and every option."""
+    if name not in catalog.SCHEDULERS and name not in catalog.pybatsim_schedulers() and not name.endswith(".py"):
+        raise InputError(name, "not a scheduler batio knows: see `batio list` (or give a .py file)")
+    declared = fit.declaration(name)
+    presets = catalog.SCHEDULERS.get(name, (None, {}))[1]
+    lines = [f"{name}: {_paper(declared)}", f"file: {declared.file}"]
+    if presets:
+        lines.append("presets: " + ", ".join(f"{key}={as_json(value)}" for key, value in presets.items()))
+    if declared.scheduler is None:
+        return lines + ["declares no needs and no options of its own (not a batio policy)"]
+    needs = [text for key, value in declared.requires.items() if (text := _requirement(key, value))]
+    needs += [f"a job field it carries out itself: {key}" for key in declared.performs]
+    lines += ["needs from platform and workload:"] + [f"  - {need}" for need in needs or ["nothing"]]
+    lines.append("options (default, unit: meaning):")
+    spec = declared.scheduler.declared_options()
+    for key, option in sorted(spec.items()):
+        if key in declared.scheduler.WITHDRAWN_OPTIONS:
+            continue
+        value = declared.settings[key]
+        unit = f" {option.unit}" if option.unit else ""
+        lines.append(f"  {key} = {as_json(value)}{unit}" + (" (preset)" if key in presets else "")
+                     + f": {option.help + '; ' if option.help else ''}{option.allowed(with_help=False)}")
+    return lines
