@@ -22,7 +22,7 @@ MAX_POINTS = 2000
 HEATMAP_BINS = 800
 HEATMAP_ROWS = 200
 HOVER = ("<b>job %{customdata[0]}</b><br>profile %{customdata[1]}<br>submit %{customdata[2]} s<br>"
-         "wait %{customdata[3]} s<br>hosts %{customdata[8]}<br>bytes %{customdata[4]}<br>"
+         "wait %{customdata[3]} s<br>allocation %{customdata[8]}<br>bytes %{customdata[4]}<br>"
          "I/O slowdown %{customdata[5]}<br>backfilled %{customdata[6]}<br>%{customdata[7]}<extra></extra>")
 
 
