@@ -108,6 +108,8 @@ class Page:
 
     def open(self, path, ready="window.batioRendered"):
         """Load a file; returns the seconds until ``ready`` is truthy (the page's first render)."""
+        if not Path(path).is_file():
+            raise EngineError(f"{path}: no such page")
         self.call("Page.navigate", url=Path(path).resolve().as_uri())
         deadline = time.monotonic() + self.timeout
         while not self.evaluate(f"document.readyState === 'complete' && !!({ready})"):

@@ -50,26 +50,47 @@ def _bytes_text(value):
     return "unknown" if math.isnan(value) else f"{value / 1e9:.3g} GB"
 
 
+def _bar_rows(jobs, unit, io_slowdowns):
+    """{intensity class: [(start, length, middle host, hosts, edge colour, tooltip data)]}, a row
+    per host interval of a job, times in ``unit``."""
+    rows = {name: [] for name in CLASSES}
+    for job in jobs.itertuples(index=False):
+        failed = job.final_state != "COMPLETED_SUCCESSFULLY"
+        slowdown = io_slowdowns.get(str(job.job_id)) if job.workload_name == "w0" else None
+        data = [f"{job.workload_name}!{job.job_id}", job.profile, f"{job.submission_time:.1f}",
+                f"{job.waiting_time:.1f}", _bytes_text(job.bytes), "-" if slowdown is None else f"{slowdown:.3f}",
+                "yes" if job.backfilled else "no", job.final_state + (" (did not succeed)" if failed else ""),
+                job.allocated_resources]
+        for first, count in host_intervals(job.allocated_resources):
+            rows[job.intensity].append((round(job.starting_time / unit, 9), round(job.execution_time / unit, 9),
+                                        first + count / 2, count, "#b2182b" if failed else "#333333", data))
+    return rows
+
+
+def _bar(name, rows):
+    base, length, middle, width, edges, data = zip(*rows) if rows else ([],) * 6
+    return go.Bar(orientation="h", base=base, x=length, y=middle, width=width, customdata=data, name=name,
+                  marker={"color": COLOURS[name], "line": {"color": edges, "width": 0.6}}, hovertemplate=HOVER,
+                  legendgroup="jobs", showlegend=bool(rows))
+
+
 def _gantt_bars(figure, jobs, unit, io_slowdowns):
     """One bar trace per intensity class (legend entries), a bar per host interval of a job."""
+    for name, rows in _bar_rows(jobs, unit, io_slowdowns).items():
+        if rows:
+            figure.add_trace(_bar(name, rows), row=1, col=1)
+
+
+def _detail(figure, jobs, unit, io_slowdowns):
+    """Empty bar traces per class, and what the page fills them with once the zoomed window
+    holds at most DETAIL_LIMIT bars (level of detail): {"traces": [index per class], "rows": ...}."""
+    first = len(figure.data)
+    rows = _bar_rows(jobs, unit, io_slowdowns)
     for name in CLASSES:
-        rows = []
-        for job in jobs[jobs["intensity"] == name].itertuples(index=False):
-            failed = job.final_state != "COMPLETED_SUCCESSFULLY"
-            slowdown = io_slowdowns.get(str(job.job_id)) if job.workload_name == "w0" else None
-            data = [f"{job.workload_name}!{job.job_id}", job.profile, f"{job.submission_time:.1f}",
-                    f"{job.waiting_time:.1f}", _bytes_text(job.bytes),
-                    "-" if slowdown is None else f"{slowdown:.3f}", "yes" if job.backfilled else "no",
-                    job.final_state + (" (did not succeed)" if failed else ""), job.allocated_resources]
-            for first, count in host_intervals(job.allocated_resources):
-                rows.append((job.starting_time / unit, job.execution_time / unit, first + count / 2, count,
-                             "#b2182b" if failed else "#333333", data))
-        if not rows:
-            continue
-        base, length, middle, width, edges, data = zip(*rows)
-        figure.add_trace(go.Bar(orientation="h", base=base, x=length, y=middle, width=width, customdata=data,
-                                name=name, marker={"color": COLOURS[name], "line": {"color": edges, "width": 0.6}},
-                                hovertemplate=HOVER, legendgroup="jobs"), row=1, col=1)
+        figure.add_trace(_bar(name, []), row=1, col=1)
+    flat = [(*row, index) for index, name in enumerate(CLASSES) for row in rows[name]]
+    return {"limit": DETAIL_LIMIT, "traces": list(range(first, first + len(CLASSES))),
+            "columns": [list(column) for column in zip(*flat)] if flat else [[]] * 7}
 
 
 def occupancy(jobs, nb_hosts, end, bins=HEATMAP_BINS, rows=HEATMAP_ROWS):
@@ -109,12 +130,13 @@ def _covered(start, stop, weight, edges):
 
 
 def _gantt_heatmap(figure, jobs, nb_hosts, end, unit):
+    """Host rows x time bins: busy fraction, or mean I/O intensity (a button switches)."""
     edges, firsts, busy, rate = occupancy(jobs, nb_hosts, end)
     middles = (edges[:-1] + edges[1:]) / 2 / unit
     step = firsts[1] - firsts[0] if len(firsts) > 1 else 1
     hosts = [f"{first}-{min(first + step, nb_hosts) - 1}" if step > 1 else str(first) for first in firsts]
     common = {"x": middles, "y": firsts + step / 2, "customdata": np.array(hosts)[:, None].repeat(len(middles), 1)}
-    figure.add_trace(go.Heatmap(z=busy, colorscale="Greys", zmin=0, zmax=1, name="busy fraction",
+    figure.add_trace(go.Heatmap(z=busy, colorscale="Blues", zmin=0, zmax=1, name="busy fraction",
                                 colorbar={"title": "busy", "len": 0.5, "y": 0.75, "x": 1.02},
                                 hovertemplate="hosts %{customdata}<br>t %{x:.3g}<br>busy %{z:.0%}<extra></extra>",
                                 **common), row=1, col=1)
@@ -132,16 +154,19 @@ def _gantt_heatmap(figure, jobs, nb_hosts, end, unit):
 
 
 def gantt_figure(run, title, end, io_slowdowns):
-    """The Gantt chart above the storage throughput and its capacity, on one zoomable time axis."""
+    """The Gantt chart above the storage throughput and its capacity, on one zoomable time axis;
+    returns (figure, the level of detail's data or None when every job is drawn)."""
     name, unit = time_unit(end)
     has_io = run.throughput is not None and float(np.max(run.throughput[1] + run.throughput[2])) > 0
     figure = make_subplots(rows=2 if has_io else 1, cols=1, shared_xaxes=True, vertical_spacing=0.04,
                            row_heights=[0.72, 0.28] if has_io else [1.0])
     detailed = len(run.jobs) <= DETAIL_LIMIT
+    detail = None
     if detailed:
         _gantt_bars(figure, run.jobs, unit, io_slowdowns)
     else:
         _gantt_heatmap(figure, run.jobs, run.nb_compute, end, unit)
+        detail = _detail(figure, run.jobs, unit, io_slowdowns)
     figure.update_yaxes(title_text="compute host", range=[0, run.nb_compute], row=1, col=1)
     if has_io:
         times, read, write = run.throughput
@@ -156,10 +181,11 @@ def gantt_figure(run, title, end, io_slowdowns):
                                         line={"color": "black", "dash": "dash", "width": 1.2}), row=2, col=1)
         figure.update_yaxes(title_text="storage GB/s", rangemode="tozero", row=2, col=1)
     figure.update_xaxes(title_text=f"time ({name})", range=[0, end / unit], row=2 if has_io else 1, col=1)
-    mode = "one bar per job" if detailed else f"{len(run.jobs):,} jobs: host rows x time bins"
+    mode = ("one bar per job" if detailed else f"{len(run.jobs):,} jobs: host rows x time bins; zoom in to "
+            f"{DETAIL_LIMIT:,} bars or fewer for one bar per job")
     figure.update_layout(title=f"{title} ({mode})", barmode="overlay", height=640 if has_io else 480,
                          hovermode="closest", bargap=0, legend={"orientation": "h", "y": -0.12})
-    return figure
+    return figure, detail
 
 
 def small_multiples(runs, end):

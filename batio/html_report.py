@@ -30,9 +30,37 @@ STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:140
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px}
 td:not(:first-child){text-align:right}code,pre{font-size:.85em}.note{color:#8a4b00}.chart{margin:1em 0}"""
 # Renders every chart, then marks the page rendered (the browser test and the benchmark wait for it).
-SCRIPT = """const figures = [...document.querySelectorAll('script[type="application/json"]')];
-Promise.all(figures.map(data => {const figure = JSON.parse(data.textContent);
-  return Plotly.newPlot(data.dataset.target, figure.data, figure.layout, {responsive: true, displaylogo: false});
+# A chart with level-of-detail data (html_charts._detail) fills its empty bar traces with the jobs in
+# the zoomed window once they are few enough, and empties them when zoomed out again.
+SCRIPT = """function levelOfDetail(chart, detail) {
+  const [start, length, middle, width, edge, data, kind] = detail.columns;
+  let shown = false;
+  chart.on('plotly_relayout', () => {
+    const [from, to] = chart._fullLayout.xaxis.range, picked = [];
+    for (let i = 0; i < start.length && picked.length <= detail.limit; i++)
+      if (start[i] < to && start[i] + length[i] > from) picked.push(i);
+    const fill = picked.length <= detail.limit;
+    if (!fill && !shown) return;
+    shown = fill;
+    const per = detail.traces.map(() => ({base: [], x: [], y: [], width: [], customdata: [], edge: []}));
+    if (fill) for (const i of picked) {
+      const bars = per[kind[i]];
+      bars.base.push(start[i]); bars.x.push(length[i]); bars.y.push(middle[i]); bars.width.push(width[i]);
+      bars.customdata.push(data[i]); bars.edge.push(edge[i]);
+    }
+    const column = name => per.map(bars => bars[name]);
+    Plotly.restyle(chart, {base: column('base'), x: column('x'), y: column('y'), width: column('width'),
+      customdata: column('customdata'), 'marker.line.color': column('edge'),
+      showlegend: per.map(bars => bars.x.length > 0)}, detail.traces);
+  });
+}
+const read = element => JSON.parse(element.textContent);
+const figures = [...document.querySelectorAll('script.figure')];
+Promise.all(figures.map(data => {const figure = read(data), target = data.dataset.target;
+  return Plotly.newPlot(target, figure.data, figure.layout, {responsive: true, displaylogo: false}).then(chart => {
+    const detail = document.querySelector(`script.detail[data-target="${target}"]`);
+    if (detail) levelOfDetail(chart, read(detail));
+  });
 })).then(() => { window.batioRendered = performance.now(); });"""
 
 
@@ -65,12 +93,18 @@ class Page:
     def add(self, text):
         self.parts.append(text)
 
-    def figure(self, figure):
+    def figure(self, figure, detail=None):
+        """A chart; ``detail``: its level-of-detail data (html_charts.gantt_figure)."""
         self.figures += 1
         target = f"chart{self.figures}"
-        data = plotly.io.to_json(figure, validate=False).replace("</", "<\\/")  # no early </script>
-        self.parts.append(f'<div class="chart" id="{target}"></div>'
-                          f'<script type="application/json" data-target="{target}">{data}</script>')
+        self.parts.append(f'<div class="chart" id="{target}"></div>' + self._json("figure", target, figure))
+        if detail is not None:
+            self.parts.append(self._json("detail", target, detail))
+
+    @staticmethod
+    def _json(kind, target, value):
+        data = plotly.io.to_json(value, validate=False).replace("</", "<\\/")  # no early </script>
+        return f'<script type="application/json" class="{kind}" data-target="{target}">{data}</script>'
 
     def notes(self, notes):
         for note in dict.fromkeys(notes):
@@ -102,7 +136,7 @@ def write_run_page(folder, tau=metrics.DEFAULT_BSLD_TAU):
     end = span_of({label: run})
     page.add("<h2>Schedule</h2>")
     page.notes(run.notes)
-    page.figure(gantt_figure(run, label, end, {}))
+    page.figure(*gantt_figure(run, label, end, {}))
     page.figure(small_multiples({label: run}, end))
     page.figure(distributions({"slowdown": {label: jobs["stretch"].dropna()},
                                f"bounded slowdown (tau {tau:g} s)": {label: metrics.bounded_slowdowns(jobs, tau)}}))
@@ -137,7 +171,7 @@ def _group_section(page, out, results, keys, group, baseline):
         run = runs[row.policy]
         page.notes(run.notes)
         io = report.per_job_values(out, row)[2]
-        page.figure(gantt_figure(run, f"{row.policy}{seed_note}", end, dict(zip(io.index.astype(str), io))))
+        page.figure(*gantt_figure(run, f"{row.policy}{seed_note}", end, dict(zip(io.index.astype(str), io))))
     page.figure(small_multiples(runs, end))
     page.add("<p>Distributions over the evaluated jobs of all replicas.</p>")
     page.figure(distributions(samples))
