@@ -55,6 +55,9 @@ def test_two_schedulers_table_ratios_and_report(tmp_path, capsys):
         assert (report / link).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (report / "results.csv").exists() and "| fcfs (baseline) |" in text and "## Definitions" in text
     assert re.search(r"\| mean wait \(s\) \| [0-9.]+ \([0-9.]+x\) \| [0-9.]+ \|", text)  # easy's ratio, fcfs's value
+    page = (report / "report.html").read_text()  # the HTML page, beside report.md
+    assert "<th>fcfs (baseline)</th>" in page and page.count('class="figure"') == 4  # 2 Gantt, usage, slowdowns
+    assert "<td>mean I/O slowdown</td>" in page and "<h2>Definitions</h2>" in page
 
 
 def test_seeds_apply_to_workload_generators(tmp_path):
