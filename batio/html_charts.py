@@ -22,7 +22,7 @@ MAX_POINTS = 2000
 HEATMAP_BINS = 800
 HEATMAP_ROWS = 200
 HOVER = ("<b>job %{customdata[0]}</b><br>profile %{customdata[1]}<br>submit %{customdata[2]} s<br>"
-         "wait %{customdata[3]} s<br>allocation %{customdata[8]}<br>bytes %{customdata[4]}<br>"
+         "wait %{customdata[3]} s<br>hosts %{customdata[8]}<br>bytes %{customdata[4]}<br>"
          "I/O slowdown %{customdata[5]}<br>backfilled %{customdata[6]}<br>%{customdata[7]}<extra></extra>")
 
 
@@ -46,51 +46,41 @@ def step_means(times, values, end, bins=MAX_POINTS):
     return np.append(edges[:-1], end), np.append(means, means[-1])
 
 
-def _bytes_text(value):
-    return "unknown" if math.isnan(value) else f"{value / 1e9:.3g} GB"
-
-
-def _bar_rows(jobs, unit, io_slowdowns):
-    """{intensity class: [(start, length, middle host, hosts, edge colour, tooltip data)]}, a row
-    per host interval of a job, times in ``unit``."""
-    rows = {name: [] for name in CLASSES}
-    for job in jobs.itertuples(index=False):
-        failed = job.final_state != "COMPLETED_SUCCESSFULLY"
-        slowdown = io_slowdowns.get(str(job.job_id)) if job.workload_name == "w0" else None
-        data = [f"{job.workload_name}!{job.job_id}", job.profile, f"{job.submission_time:.1f}",
-                f"{job.waiting_time:.1f}", _bytes_text(job.bytes), "-" if slowdown is None else f"{slowdown:.3f}",
-                "yes" if job.backfilled else "no", job.final_state + (" (did not succeed)" if failed else ""),
-                job.allocated_resources]
-        for first, count in host_intervals(job.allocated_resources):
-            rows[job.intensity].append((round(job.starting_time / unit, 9), round(job.execution_time / unit, 9),
-                                        first + count / 2, count, "#b2182b" if failed else "#333333", data))
-    return rows
-
-
-def _bar(name, rows):
-    base, length, middle, width, edges, data = zip(*rows) if rows else ([],) * 6
-    return go.Bar(orientation="h", base=base, x=length, y=middle, width=width, customdata=data, name=name,
-                  marker={"color": COLOURS[name], "line": {"color": edges, "width": 0.6}}, hovertemplate=HOVER,
-                  legendgroup="jobs", showlegend=bool(rows))
-
-
-def _gantt_bars(figure, jobs, unit, io_slowdowns):
-    """One bar trace per intensity class (legend entries), a bar per host interval of a job."""
-    for name, rows in _bar_rows(jobs, unit, io_slowdowns).items():
-        if rows:
-            figure.add_trace(_bar(name, rows), row=1, col=1)
+def _number(value, digits):
+    """A rounded number for the page's JSON; None (null) for NaN."""
+    return None if value is None or math.isnan(value) else round(float(value), digits)
 
 
 def _detail(figure, jobs, unit, io_slowdowns):
-    """Empty bar traces per class, and what the page fills them with once the zoomed window
-    holds at most DETAIL_LIMIT bars (level of detail): {"traces": [index per class], "rows": ...}."""
+    """An empty bar trace per intensity class, and the jobs the page fills them with (every job
+    up to DETAIL_LIMIT bars, else those of a zoomed window that has that few): one entry per
+    host interval, as columns of numbers and indices (the page formats the tooltips), so that
+    100,000 jobs stay a few MB."""
     first = len(figure.data)
-    rows = _bar_rows(jobs, unit, io_slowdowns)
     for name in CLASSES:
-        figure.add_trace(_bar(name, []), row=1, col=1)
-    flat = [(*row, index) for index, name in enumerate(CLASSES) for row in rows[name]]
-    return {"limit": DETAIL_LIMIT, "traces": list(range(first, first + len(CLASSES))),
-            "columns": [list(column) for column in zip(*flat)] if flat else [[]] * 7}
+        figure.add_trace(go.Bar(orientation="h", base=[], x=[], y=[], width=[], customdata=[], name=name,
+                                marker={"color": COLOURS[name], "line": {"width": 0.6}}, hovertemplate=HOVER,
+                                legendgroup="jobs", showlegend=False), row=1, col=1)
+    profiles = {name: index for index, name in enumerate(dict.fromkeys(jobs["profile"]))}
+    states = {name: index for index, name in enumerate(dict.fromkeys(jobs["final_state"]))}
+    columns = {key: [] for key in ("start", "length", "first", "hosts", "kind", "id", "profile", "submit", "wait",
+                                   "bytes", "io", "backfilled", "state")}
+    kinds = {name: index for index, name in enumerate(CLASSES)}
+    for job in jobs.itertuples(index=False):
+        slowdown = io_slowdowns.get(str(job.job_id)) if job.workload_name == "w0" else None
+        values = {"kind": kinds[job.intensity], "id": f"{job.workload_name}!{job.job_id}",
+                  "profile": profiles[job.profile], "submit": _number(job.submission_time, 1),
+                  "wait": _number(job.waiting_time, 1),
+                  "bytes": None if math.isnan(job.bytes) else float(f"{job.bytes:.4g}"),  # 4 digits are shown
+                  "io": _number(slowdown, 3), "backfilled": int(job.backfilled), "state": states[job.final_state],
+                  "start": _number(job.starting_time, 3), "length": _number(job.execution_time, 3)}
+        for first_host, count in host_intervals(job.allocated_resources):
+            for key, value in values.items():
+                columns[key].append(value)
+            columns["first"].append(first_host)
+            columns["hosts"].append(count)
+    return {"limit": DETAIL_LIMIT, "unit": unit, "traces": list(range(first, first + len(CLASSES))),
+            "profiles": list(profiles), "states": list(states), "columns": columns}
 
 
 def occupancy(jobs, nb_hosts, end, bins=HEATMAP_BINS, rows=HEATMAP_ROWS):
@@ -155,18 +145,15 @@ def _gantt_heatmap(figure, jobs, nb_hosts, end, unit):
 
 def gantt_figure(run, title, end, io_slowdowns):
     """The Gantt chart above the storage throughput and its capacity, on one zoomable time axis;
-    returns (figure, the level of detail's data or None when every job is drawn)."""
+    returns (figure, the jobs the page draws as bars: ``_detail``)."""
     name, unit = time_unit(end)
     has_io = run.throughput is not None and float(np.max(run.throughput[1] + run.throughput[2])) > 0
     figure = make_subplots(rows=2 if has_io else 1, cols=1, shared_xaxes=True, vertical_spacing=0.04,
                            row_heights=[0.72, 0.28] if has_io else [1.0])
     detailed = len(run.jobs) <= DETAIL_LIMIT
-    detail = None
-    if detailed:
-        _gantt_bars(figure, run.jobs, unit, io_slowdowns)
-    else:
+    if not detailed:
         _gantt_heatmap(figure, run.jobs, run.nb_compute, end, unit)
-        detail = _detail(figure, run.jobs, unit, io_slowdowns)
+    detail = _detail(figure, run.jobs, unit, io_slowdowns)
     figure.update_yaxes(title_text="compute host", range=[0, run.nb_compute], row=1, col=1)
     if has_io:
         times, read, write = run.throughput

@@ -30,36 +30,45 @@ STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:140
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px}
 td:not(:first-child){text-align:right}code,pre{font-size:.85em}.note{color:#8a4b00}.chart{margin:1em 0}"""
 # Renders every chart, then marks the page rendered (the browser test and the benchmark wait for it).
-# A chart with level-of-detail data (html_charts._detail) fills its empty bar traces with the jobs in
-# the zoomed window once they are few enough, and empties them when zoomed out again.
+# The Gantt chart's bar traces start empty: the page fills them with the jobs of the visible window
+# when it holds at most `limit` bars (all jobs of a small run), on load and at each zoom (level of
+# detail), formatting their tooltips as html_charts.HOVER reads them.
 SCRIPT = """function levelOfDetail(chart, detail) {
-  const [start, length, middle, width, edge, data, kind] = detail.columns;
+  const c = detail.columns, ok = 'COMPLETED_SUCCESSFULLY', unit = detail.unit;
+  const gb = bytes => bytes === null ? 'unknown' : Number((bytes / 1e9).toPrecision(3)) + ' GB';
+  const hosts = i => c.hosts[i] > 1 ? `${c.first[i]}-${c.first[i] + c.hosts[i] - 1}` : `${c.first[i]}`;
+  const tooltip = i => [c.id[i], detail.profiles[c.profile[i]], c.submit[i].toFixed(1), c.wait[i].toFixed(1),
+    gb(c.bytes[i]), c.io[i] === null ? '-' : c.io[i].toFixed(3), c.backfilled[i] ? 'yes' : 'no',
+    detail.states[c.state[i]] + (detail.states[c.state[i]] === ok ? '' : ' (did not succeed)'), hosts(i)];
   let shown = false;
-  chart.on('plotly_relayout', () => {
-    const [from, to] = chart._fullLayout.xaxis.range, picked = [];
-    for (let i = 0; i < start.length && picked.length <= detail.limit; i++)
-      if (start[i] < to && start[i] + length[i] > from) picked.push(i);
+  const update = () => {
+    const [from, to] = chart._fullLayout.xaxis.range.map(t => t * unit), picked = [];
+    for (let i = 0; i < c.start.length && picked.length <= detail.limit; i++)
+      if (c.start[i] < to && c.start[i] + c.length[i] > from) picked.push(i);
     const fill = picked.length <= detail.limit;
-    if (!fill && !shown) return;
+    if (!fill && !shown) return Promise.resolve();
     shown = fill;
     const per = detail.traces.map(() => ({base: [], x: [], y: [], width: [], customdata: [], edge: []}));
     if (fill) for (const i of picked) {
-      const bars = per[kind[i]];
-      bars.base.push(start[i]); bars.x.push(length[i]); bars.y.push(middle[i]); bars.width.push(width[i]);
-      bars.customdata.push(data[i]); bars.edge.push(edge[i]);
+      const bars = per[c.kind[i]];
+      bars.base.push(c.start[i] / unit); bars.x.push(c.length[i] / unit);
+      bars.y.push(c.first[i] + c.hosts[i] / 2); bars.width.push(c.hosts[i]); bars.customdata.push(tooltip(i));
+      bars.edge.push(detail.states[c.state[i]] === ok ? '#333333' : '#b2182b');
     }
     const column = name => per.map(bars => bars[name]);
-    Plotly.restyle(chart, {base: column('base'), x: column('x'), y: column('y'), width: column('width'),
+    return Plotly.restyle(chart, {base: column('base'), x: column('x'), y: column('y'), width: column('width'),
       customdata: column('customdata'), 'marker.line.color': column('edge'),
       showlegend: per.map(bars => bars.x.length > 0)}, detail.traces);
-  });
+  };
+  chart.on('plotly_relayout', update);
+  return update();
 }
 const read = element => JSON.parse(element.textContent);
 const figures = [...document.querySelectorAll('script.figure')];
 Promise.all(figures.map(data => {const figure = read(data), target = data.dataset.target;
   return Plotly.newPlot(target, figure.data, figure.layout, {responsive: true, displaylogo: false}).then(chart => {
     const detail = document.querySelector(`script.detail[data-target="${target}"]`);
-    if (detail) levelOfDetail(chart, read(detail));
+    return detail ? levelOfDetail(chart, read(detail)) : chart;
   });
 })).then(() => { window.batioRendered = performance.now(); });"""
 
