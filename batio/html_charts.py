@@ -47,15 +47,18 @@ def step_means(times, values, end, bins=MAX_POINTS):
 
 
 def _number(value, digits):
-    """A rounded number for the page's JSON; None (null) for NaN."""
-    return None if value is None or math.isnan(value) else round(float(value), digits)
+    """A number for the page's JSON: rounded, an integer when whole (shorter), None (null) for NaN."""
+    if value is None or math.isnan(value):
+        return None
+    value = round(float(value), digits)
+    return int(value) if value.is_integer() else value
 
 
 def _detail(figure, jobs, unit, io_slowdowns):
     """An empty bar trace per intensity class, and the jobs the page fills them with (every job
-    up to DETAIL_LIMIT bars, else those of a zoomed window that has that few): one entry per
-    host interval, as columns of numbers and indices (the page formats the tooltips), so that
-    100,000 jobs stay a few MB."""
+    up to DETAIL_LIMIT bars, else those of a zoomed window that has that few). Jobs are columns
+    of numbers and indices (the page formats the tooltips), their host intervals a second table,
+    so that 100,000 jobs stay a few MB."""
     first = len(figure.data)
     for name in CLASSES:
         figure.add_trace(go.Bar(orientation="h", base=[], x=[], y=[], width=[], customdata=[], name=name,
@@ -63,24 +66,28 @@ def _detail(figure, jobs, unit, io_slowdowns):
                                 legendgroup="jobs", showlegend=False), row=1, col=1)
     profiles = {name: index for index, name in enumerate(dict.fromkeys(jobs["profile"]))}
     states = {name: index for index, name in enumerate(dict.fromkeys(jobs["final_state"]))}
-    columns = {key: [] for key in ("start", "length", "first", "hosts", "kind", "id", "profile", "submit", "wait",
-                                   "bytes", "io", "backfilled", "state")}
     kinds = {name: index for index, name in enumerate(CLASSES)}
-    for job in jobs.itertuples(index=False):
+    columns = {key: [] for key in ("id", "kind", "profile", "state", "start", "length", "submit", "wait", "gb",
+                                   "backfilled")}
+    bars = {"job": [], "first": [], "hosts": []}
+    slowdowns = {}
+    for index, job in enumerate(jobs.itertuples(index=False)):
+        for key, value in (("id", f"{job.workload_name}!{job.job_id}"), ("kind", kinds[job.intensity]),
+                           ("profile", profiles[job.profile]), ("state", states[job.final_state]),
+                           ("start", _number(job.starting_time, 3)), ("length", _number(job.execution_time, 3)),
+                           ("submit", _number(job.submission_time, 1)), ("wait", _number(job.waiting_time, 1)),
+                           ("gb", None if math.isnan(job.bytes) else float(f"{job.bytes / 1e9:.4g}")),
+                           ("backfilled", int(job.backfilled))):
+            columns[key].append(value)
         slowdown = io_slowdowns.get(str(job.job_id)) if job.workload_name == "w0" else None
-        values = {"kind": kinds[job.intensity], "id": f"{job.workload_name}!{job.job_id}",
-                  "profile": profiles[job.profile], "submit": _number(job.submission_time, 1),
-                  "wait": _number(job.waiting_time, 1),
-                  "bytes": None if math.isnan(job.bytes) else float(f"{job.bytes:.4g}"),  # 4 digits are shown
-                  "io": _number(slowdown, 3), "backfilled": int(job.backfilled), "state": states[job.final_state],
-                  "start": _number(job.starting_time, 3), "length": _number(job.execution_time, 3)}
+        if slowdown is not None:
+            slowdowns[index] = _number(slowdown, 3)  # only jobs with a reference run have one
         for first_host, count in host_intervals(job.allocated_resources):
-            for key, value in values.items():
-                columns[key].append(value)
-            columns["first"].append(first_host)
-            columns["hosts"].append(count)
+            bars["job"].append(index)
+            bars["first"].append(first_host)
+            bars["hosts"].append(count)
     return {"limit": DETAIL_LIMIT, "unit": unit, "traces": list(range(first, first + len(CLASSES))),
-            "profiles": list(profiles), "states": list(states), "columns": columns}
+            "profiles": list(profiles), "states": list(states), "jobs": columns, "io": slowdowns, "bars": bars}
 
 
 def occupancy(jobs, nb_hosts, end, bins=HEATMAP_BINS, rows=HEATMAP_ROWS):

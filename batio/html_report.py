@@ -34,26 +34,29 @@ td:not(:first-child){text-align:right}code,pre{font-size:.85em}.note{color:#8a4b
 # when it holds at most `limit` bars (all jobs of a small run), on load and at each zoom (level of
 # detail), formatting their tooltips as html_charts.HOVER reads them.
 SCRIPT = """function levelOfDetail(chart, detail) {
-  const c = detail.columns, ok = 'COMPLETED_SUCCESSFULLY', unit = detail.unit;
-  const gb = bytes => bytes === null ? 'unknown' : Number((bytes / 1e9).toPrecision(3)) + ' GB';
-  const hosts = i => c.hosts[i] > 1 ? `${c.first[i]}-${c.first[i] + c.hosts[i] - 1}` : `${c.first[i]}`;
-  const tooltip = i => [c.id[i], detail.profiles[c.profile[i]], c.submit[i].toFixed(1), c.wait[i].toFixed(1),
-    gb(c.bytes[i]), c.io[i] === null ? '-' : c.io[i].toFixed(3), c.backfilled[i] ? 'yes' : 'no',
-    detail.states[c.state[i]] + (detail.states[c.state[i]] === ok ? '' : ' (did not succeed)'), hosts(i)];
+  const job = detail.jobs, bar = detail.bars, ok = 'COMPLETED_SUCCESSFULLY', unit = detail.unit;
+  const state = j => detail.states[job.state[j]];
+  const hosts = i => bar.hosts[i] > 1 ? `${bar.first[i]}-${bar.first[i] + bar.hosts[i] - 1}` : `${bar.first[i]}`;
+  const tooltip = (i, j) => [job.id[j], detail.profiles[job.profile[j]], job.submit[j].toFixed(1),
+    job.wait[j].toFixed(1), job.gb[j] === null ? 'unknown' : Number(job.gb[j].toPrecision(3)) + ' GB',
+    j in detail.io ? detail.io[j].toFixed(3) : '-', job.backfilled[j] ? 'yes' : 'no',
+    state(j) + (state(j) === ok ? '' : ' (did not succeed)'), hosts(i)];
   let shown = false;
   const update = () => {
     const [from, to] = chart._fullLayout.xaxis.range.map(t => t * unit), picked = [];
-    for (let i = 0; i < c.start.length && picked.length <= detail.limit; i++)
-      if (c.start[i] < to && c.start[i] + c.length[i] > from) picked.push(i);
+    for (let i = 0; i < bar.job.length && picked.length <= detail.limit; i++) {
+      const j = bar.job[i];
+      if (job.start[j] < to && job.start[j] + job.length[j] > from) picked.push(i);
+    }
     const fill = picked.length <= detail.limit;
     if (!fill && !shown) return Promise.resolve();
     shown = fill;
     const per = detail.traces.map(() => ({base: [], x: [], y: [], width: [], customdata: [], edge: []}));
     if (fill) for (const i of picked) {
-      const bars = per[c.kind[i]];
-      bars.base.push(c.start[i] / unit); bars.x.push(c.length[i] / unit);
-      bars.y.push(c.first[i] + c.hosts[i] / 2); bars.width.push(c.hosts[i]); bars.customdata.push(tooltip(i));
-      bars.edge.push(detail.states[c.state[i]] === ok ? '#333333' : '#b2182b');
+      const j = bar.job[i], bars = per[job.kind[j]];
+      bars.base.push(job.start[j] / unit); bars.x.push(job.length[j] / unit);
+      bars.y.push(bar.first[i] + bar.hosts[i] / 2); bars.width.push(bar.hosts[i]);
+      bars.customdata.push(tooltip(i, j)); bars.edge.push(state(j) === ok ? '#333333' : '#b2182b');
     }
     const column = name => per.map(bars => bars[name]);
     return Plotly.restyle(chart, {base: column('base'), x: column('x'), y: column('y'), width: column('width'),
