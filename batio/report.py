@@ -6,6 +6,7 @@
                              ratios to the baseline and paired differences (batio.uncertainty)
     OUT/report/results.csv   one row per run (a copy of OUT/results.csv)
     OUT/report/figures/      PNG figures (one sub-folder per group when there are several)
+    OUT/report/report.html   the same as a page that opens offline (batio.html_report)
 
 Runs are grouped by platform, workload and engine; within a group the
 policies are compared on the same inputs, over replicas: the seeds of a
@@ -333,6 +334,7 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
               "- `summary.csv`: the tables above, one row per group and policy, with `*_ratio` columns.",
               "- `results.csv`: one row per run: inputs, options, seed, metrics, status, error, input hashes.",
               "- `figures/`: the figures above.",
+              "- `report.html`: this report as an interactive page that opens offline (zoom, a tooltip per job).",
               "- `../runs/RUN_ID/`: each run's Batsim output files, `out_run.json` and `result.json`.", ""]
     path = report_dir / "report.md"
     path.write_text("\n".join(lines))
