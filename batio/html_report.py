@@ -187,7 +187,9 @@ def _group_section(page, out, results, keys, group, baseline):
     page.figure(small_multiples(runs, end))
     page.add("<p>Distributions over the evaluated jobs of all replicas.</p>")
     page.figure(distributions(samples))
-    return [run.record for run in runs.values()]
+    # The inputs of every run of the group (each seed's workload), not only of those drawn.
+    return [record for record in (metrics.run_record(out / row.run_dir / "out") for row in results.itertuples())
+            if record is not None]
 
 
 def write_folder_page(results, out, baseline=None, title="comparison"):

@@ -145,3 +145,4 @@ def test_windows_of_a_trace_are_replicas_with_intervals_and_paired_verdicts(tmp_
     assert (out / "report" / "figures" / "intervals.png").read_bytes()[:4] == b"\x89PNG"
     page = (out / "report" / "report.html").read_text()  # the same intervals and verdicts as report.md
     assert "<td>45.7 ± 16.6</td>" in page and "<td>significantly lower (better)</td>" in page
+    assert page.count("<td>workload</td>") == 3  # each window's workload and its digest, not only the drawn one
