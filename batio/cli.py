@@ -128,6 +128,8 @@ def command_run(args):
     print(metrics.format_summary(summary))
     print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
           + (", _io.csv" if args.engine == "embedded" else ""))
+    from batio.html_report import write_run_page
+    print(f"page:    {write_run_page(Path(spec.out_prefix).parent, tau=args.bsld_tau)}")
     return 0
 
 
@@ -153,6 +155,13 @@ def _simulate(args, spec):
         properties, _ = read_properties(spec.platform)
         nb_compute = len(classify(spec.platform, list(properties), spec.roles, spec.master_host).compute)
     return nb_compute
+
+
+def command_report(args):
+    from batio.html_report import write_page
+    for folder in args.folders:
+        print(f"page: {write_page(folder, args.baseline)}")
+    return 0
 
 
 def _print_tables(table, baseline):
@@ -568,6 +577,12 @@ def parser():
     machine.add_argument("--contention-unit", default="GB/s", help="unit of a --contention CSV (default GB/s)")
     machine.add_argument("--out", required=True, help="the platform XML file to write")
     machine.set_defaults(handler=command_platform)
+
+    reporting = commands.add_parser("report", help="the HTML report page (report.html) of run, comparison or "
+                                                   "sweep folders, from their output files")
+    reporting.add_argument("folders", nargs="+", metavar="OUT", help="a `batio run`, `compare` or `sweep` --out folder")
+    reporting.add_argument("--baseline", help="a comparison's or sweep's policy to compare with (default: the first)")
+    reporting.set_defaults(handler=command_report)
 
     listing = commands.add_parser("list", help="list bundled platforms, workloads and schedulers")
     listing.set_defaults(handler=command_list)

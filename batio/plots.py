@@ -1,29 +1,29 @@
-"""Figures of runs, drawn from their output files only, as PNG.
+"""Figures of runs, drawn from their output files only, as PNG (for papers).
 
 - ``allocation_and_throughput``: which job held which compute host when (a
-  Gantt chart, from ``_jobs.csv``) above the aggregate storage throughput,
-  read and write stacked (from ``_io.csv``), on one time axis, so that I/O
-  bursts line up with the jobs that cause them;
+  Gantt chart, from ``_jobs.csv``, jobs coloured by I/O intensity) above the
+  aggregate storage throughput, read and write stacked (from ``_io.csv``),
+  with the storage link's capacity, on one time axis, so that I/O bursts line
+  up with the jobs that cause them;
 - ``utilisation_over_time``: the fraction of compute hosts running a job
-  (from ``_machine_states.csv``), one line per policy;
+  (from ``_machine_states.csv``), one panel per policy;
 - ``slowdown_distributions``: per-job slowdown and I/O slowdown, one box per policy;
 - ``metric_intervals``: each policy's mean of a metric over replicas with its
   95 % interval as an error bar, one panel per metric.
 
+Times are in s, h or days as the span requires (``schedule_data.time_unit``).
 matplotlib's ``Figure`` is used without pyplot: no global state and no
 display, so figures can be drawn from any thread or worker.
 """
 
-from pathlib import Path
-
-from matplotlib import colormaps
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 import numpy as np
-import pandas as pd
 
-from batio import metrics
+from batio import schedule_data
+from batio.schedule_data import COLOURS, time_unit
 
 DPI = 110
 
@@ -37,49 +37,23 @@ def host_intervals(allocation):
     return intervals
 
 
-def aggregate_throughput(prefix):
-    """(times, read B/s, write B/s) summed over storage hosts, as step functions
-    starting at time 0; None when the run has no ``_io.csv`` (real Batsim)."""
-    path = Path(f"{prefix}_io.csv")
-    if not path.exists():
-        return None
-    io = pd.read_csv(path)
-    if io.empty:
-        return np.array([0.0]), np.array([0.0]), np.array([0.0])
-    # Each row holds its storage's rate until that storage's next row.
-    rates = io.pivot_table(index="time", columns="storage", values=["read_bytes_per_s", "write_bytes_per_s"],
-                           aggfunc="last").sort_index().ffill().fillna(0.0)
-    times = np.concatenate([[0.0], rates.index.to_numpy(dtype=float)])
-    read = np.concatenate([[0.0], rates["read_bytes_per_s"].sum(axis=1).to_numpy()])
-    write = np.concatenate([[0.0], rates["write_bytes_per_s"].sum(axis=1).to_numpy()])
-    return times, read, write
-
-
-def _nb_compute(prefix, jobs):
-    try:
-        return int(pd.read_json(f"{prefix}_run.json", typ="series")["nb_compute_resources"])
-    except (OSError, ValueError, KeyError):
-        return max((first + count for allocation in jobs["allocated_resources"]
-                    for first, count in host_intervals(allocation)), default=1)
-
-
-def draw_allocation(axes, ran, label_jobs=False, min_labelled=0.0):
-    """Each job of ``ran`` (rows of ``_jobs.csv``) as one rectangle per interval
-    of its hosts, in one collection: a call per rectangle (``broken_barh``)
-    rescales the axes over every rectangle drawn so far, which took 706 s
-    for a trace day's 29,144 jobs (2.1 s now). Returns the collection."""
-    colours = colormaps["tab20"]
+def draw_allocation(axes, ran, label_jobs=False, min_labelled=0.0, unit=1.0):
+    """Each job of ``ran`` (rows of ``_jobs.csv`` with schedule_data's ``intensity``) as one
+    rectangle per interval of its hosts, coloured by its I/O intensity, in one collection: a
+    call per rectangle (``broken_barh``) rescales the axes over every rectangle drawn so far,
+    which took 706 s for a trace day's 29,144 jobs (2.1 s now). Times are divided by ``unit``.
+    Returns the collection."""
     corners, faces, edges, widths = [], [], [], []
-    for number, job in enumerate(ran.itertuples(index=False)):
+    for job in ran.itertuples(index=False):
         failed = job.final_state != "COMPLETED_SUCCESSFULLY"
-        start, end = job.starting_time, job.starting_time + job.execution_time
+        start, end = job.starting_time / unit, (job.starting_time + job.execution_time) / unit
         for first, count in host_intervals(job.allocated_resources):
             corners.append([(start, first), (start, first + count), (end, first + count), (end, first)])
-            faces.append(colours(number % 20))
+            faces.append(COLOURS[job.intensity])
             edges.append("red" if failed else "black")
             widths.append(1.2 if failed else 0.3)
             if label_jobs and job.execution_time > min_labelled:
-                axes.text(start + job.execution_time / 2, first + count / 2, str(job.job_id),
+                axes.text((start + end) / 2, first + count / 2, str(job.job_id),
                           ha="center", va="center", fontsize=6, clip_on=True)
     rectangles = PolyCollection(corners, facecolors=faces, edgecolors=edges, linewidths=widths)
     axes.add_collection(rectangles)
@@ -87,55 +61,66 @@ def draw_allocation(axes, ran, label_jobs=False, min_labelled=0.0):
 
 
 def allocation_and_throughput(prefix, path, title, time_limit=None):
-    """The Gantt chart of compute hosts above the storage throughput of one run."""
-    jobs = metrics.read_jobs(prefix)
-    ran = jobs[(jobs["final_state"] != "REJECTED") & jobs["starting_time"].notna()]
-    nb_compute = _nb_compute(prefix, jobs)
-    end = time_limit or float(ran["finish_time"].max() if len(ran) else 1.0)
-    figure = Figure(figsize=(10, 6.5), layout="constrained")
-    hosts, storage = figure.subplots(2, 1, sharex=True, height_ratios=[3, 1.2])
-    draw_allocation(hosts, ran, label_jobs=len(ran) <= 80, min_labelled=end / 40)  # beyond 80, labels are unreadable
-    hosts.set_ylim(0, nb_compute)
+    """The Gantt chart of compute hosts above the storage throughput of one run; without
+    I/O (or without ``_io.csv``) the chart alone, saying so."""
+    run = schedule_data.load_run(prefix)
+    end = time_limit or float(run.jobs["finish_time"].max() if len(run.jobs) else 1.0)
+    name, unit = time_unit(end)
+    throughput = run.throughput
+    has_io = throughput is not None and float(np.max(throughput[1] + throughput[2])) > 0
+    figure = Figure(figsize=(10, 6.5 if has_io else 4.8), layout="constrained")
+    if has_io:
+        hosts, storage = figure.subplots(2, 1, sharex=True, height_ratios=[3, 1.2])
+    else:
+        hosts = figure.subplots()
+    # beyond 80 jobs, labels are unreadable
+    draw_allocation(hosts, run.jobs, label_jobs=len(run.jobs) <= 80, min_labelled=end / 40, unit=unit)
+    hosts.set_ylim(0, run.nb_compute)
     hosts.yaxis.set_major_locator(MaxNLocator(integer=True))  # host i is the band [i, i + 1)
     hosts.set_ylabel("compute host")
-    hosts.set_title("node allocation (red edge: job did not succeed)", fontsize=9)
-    throughput = aggregate_throughput(prefix)
-    if throughput is None:
-        storage.text(0.5, 0.5, "no _io.csv: storage throughput is measured by batio's embedded engine only",
-                     ha="center", va="center", transform=storage.transAxes, fontsize=9)
-    else:
+    shown = [label for label in schedule_data.CLASSES if (run.jobs["intensity"] == label).any()]
+    hosts.legend([Patch(color=COLOURS[label]) for label in shown], shown, title="I/O per second of run",
+                 fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    missing = ("no out_io.csv: storage throughput is measured by batio's embedded engine only"
+               if throughput is None else "no I/O in this run")
+    hosts.set_title("node allocation (red edge: job did not succeed)" + ("" if has_io else f"; {missing}"),
+                    fontsize=9)
+    bottom = hosts
+    if has_io:
         times, read, write = throughput
-        times, read, write = np.append(times, end), np.append(read, read[-1]), np.append(write, write[-1])
+        times, read, write = np.append(times, end) / unit, np.append(read, read[-1]), np.append(write, write[-1])
         storage.fill_between(times, 0, read / 1e9, step="post", label="read", color="tab:blue", alpha=0.7)
         storage.fill_between(times, read / 1e9, (read + write) / 1e9, step="post", label="write",
                              color="tab:orange", alpha=0.7)
-        storage.legend(loc="upper right", fontsize=8)
-    storage.set_ylabel("storage GB/s")
-    storage.set_xlabel("time (s)")
-    storage.set_xlim(0, end)
+        if run.capacity is not None:
+            storage.axhline(run.capacity / 1e9, color="black", linestyle="--", linewidth=1,
+                            label="capacity (storage link)")
+        storage.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+        storage.set_ylabel("storage GB/s")
+        bottom = storage
+    bottom.set_xlabel(f"time ({name})")
+    bottom.set_xlim(0, end / unit)
     figure.suptitle(title)
     figure.savefig(path, dpi=DPI)
     return path
 
 
 def utilisation_over_time(prefixes, path, title, time_limit=None):
-    """``prefixes``: {policy label: run prefix}."""
-    figure = Figure(figsize=(10, 4), layout="constrained")
-    axes = figure.subplots()
-    end = 0.0
-    for label, prefix in prefixes.items():
-        states = pd.read_csv(f"{prefix}_machine_states.csv").drop_duplicates("time", keep="last")
-        hosts = states.drop(columns="time").sum(axis=1)
-        fraction = (states["nb_computing"] / hosts.where(hosts > 0)).fillna(0.0)
-        times = np.concatenate([[0.0], states["time"].to_numpy(dtype=float)])
-        axes.step(times, np.concatenate([[0.0], fraction.to_numpy()]), where="post", label=label, linewidth=1.2)
-        end = max(end, float(times[-1]))
-    axes.set_xlim(0, time_limit or end or 1.0)
-    axes.set_ylim(0, 1.05)
-    axes.set_xlabel("time (s)")
-    axes.set_ylabel("compute hosts busy (fraction)")
-    axes.legend(loc="lower right", fontsize=8)
-    axes.set_title(title)
+    """``prefixes``: {policy label: run prefix}; one panel per policy on one time axis
+    (overlaid step lines of several policies hide each other)."""
+    series = {label: schedule_data.utilisation(prefix) for label, prefix in prefixes.items()}
+    end = time_limit or max([float(times[-1]) for times, _ in series.values()] + [1.0])
+    name, unit = time_unit(end)
+    figure = Figure(figsize=(10, 1.2 + 1.3 * len(series)), layout="constrained")
+    axes = np.atleast_1d(figure.subplots(len(series), 1, sharex=True, squeeze=False)[:, 0])
+    for panel, (label, (times, fraction)) in zip(axes, series.items()):
+        panel.step(times / unit, fraction, where="post", linewidth=1.0, color="tab:blue")
+        panel.set_ylim(0, 1.05)
+        panel.set_ylabel(label, rotation=0, ha="right", va="center", fontsize=8)
+    axes[-1].set_xlim(0, end / unit)
+    axes[-1].set_xlabel(f"time ({name})")
+    figure.supylabel("compute hosts busy (fraction)", fontsize=9)
+    figure.suptitle(title)
     figure.savefig(path, dpi=DPI)
     return path
 
@@ -159,7 +144,8 @@ def slowdown_distributions(slowdowns, io_slowdowns, path, title):
     _boxes(axes[0], slowdowns, "slowdown (turnaround / execution time)")
     if panels == 2:
         _boxes(axes[1], io_slowdowns, "I/O slowdown (execution time / alone)")
-    figure.suptitle(title)
+    figure.suptitle(f"{title}\nbox: quartiles, orange line: median; whiskers: 1.5 x IQR; circles: beyond; "
+                    "green triangle: mean", fontsize=10)
     figure.savefig(path, dpi=DPI)
     return path
 

@@ -6,6 +6,7 @@
                              ratios to the baseline and paired differences (batio.uncertainty)
     OUT/report/results.csv   one row per run (a copy of OUT/results.csv)
     OUT/report/figures/      PNG figures (one sub-folder per group when there are several)
+    OUT/report/report.html   the same as a page that opens offline (batio.html_report)
 
 Runs are grouped by platform, workload and engine; within a group the
 policies are compared on the same inputs, over replicas: the seeds of a
@@ -20,7 +21,7 @@ import shutil
 import pandas as pd
 
 from batio import __version__, metrics, plots, uncertainty
-from batio.metrics import METRICS, job_io_slowdowns
+from batio.metrics import DEFAULT_BSLD_TAU, METRICS, job_io_slowdowns
 from batio.names import slug
 from batio.tables import markdown_table
 
@@ -250,17 +251,25 @@ def _figures(results, out, keys, figures_dir, report_dir):
     lines.append(f"![utilisation over time]({path.relative_to(report_dir)})")
     slowdowns, io_slowdowns = {}, {}
     for policy, runs in ok.groupby("policy", sort=False):
-        stretch, io = [], []
-        for row in runs.itertuples():
-            stretch += list(metrics.measured_jobs(out / row.run_dir / "out")["stretch"].dropna())
-            reference = _reference_dir(out, row.reference_run)
-            if reference is not None:
-                io += list(job_io_slowdowns(out / row.run_dir / "out", reference / "out"))
-        slowdowns[policy], io_slowdowns[policy] = stretch, io
+        values = [per_job_values(out, row) for row in runs.itertuples()]
+        slowdowns[policy] = [v for stretch, _, _ in values for v in stretch]
+        io_slowdowns[policy] = [v for _, _, io in values for v in io]
     path = plots.slowdown_distributions(slowdowns, io_slowdowns, figures_dir / "slowdown.png",
                                         f"per-job slowdowns, {keys[1]} / {keys[0]} (evaluated jobs, all replicas)")
     lines.append(f"![per-job slowdown distributions]({path.relative_to(report_dir)})")
     return lines
+
+
+def per_job_values(out, row):
+    """(slowdowns, bounded slowdowns, I/O slowdowns by job id) of the evaluated jobs of one
+    run of ``results`` (a row); no I/O slowdown without a reference run."""
+    prefix = out / row.run_dir / "out"
+    jobs = metrics.measured_jobs(prefix)
+    tau = getattr(row, "bsld_tau", DEFAULT_BSLD_TAU)
+    bounded = metrics.bounded_slowdowns(jobs, DEFAULT_BSLD_TAU if pd.isna(tau) else float(tau))
+    reference = _reference_dir(out, row.reference_run)
+    io = job_io_slowdowns(prefix, reference / "out") if reference is not None else pd.Series(dtype=float)
+    return jobs["stretch"].dropna(), bounded.dropna(), io
 
 
 def _reference_dir(out, reference_run):
@@ -338,6 +347,7 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
               "- `summary.csv`: the tables above, one row per group and policy, with `*_ratio` columns.",
               "- `results.csv`: one row per run: inputs, options, seed, metrics, status, error, input hashes.",
               "- `figures/`: the figures above.",
+              "- `report.html`: this report as an interactive page that opens offline (zoom, a tooltip per job).",
               "- `../runs/RUN_ID/`: each run's Batsim output files, `out_run.json` and `result.json`.", ""]
     path = report_dir / "report.md"
     path.write_text("\n".join(lines))

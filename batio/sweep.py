@@ -935,7 +935,7 @@ def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False
     one after the other in this process, N on a LocalCluster of N processes (None: one
     per CPU), unless ``scheduler_address`` names a Dask scheduler.
     Returns (results table, counts, path of report.md)."""
-    from batio import report
+    from batio import html_report, report
     check_engines_answer(grid.engines)
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -953,5 +953,6 @@ def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False
     write_results(table, out)
     report_path = report.write_report(table, out, baseline=grid.baseline, title=title or Path(grid.source).stem,
                                       made_from=grid.made_from or grid.source)
+    html_report.write_folder_page(table, out, baseline=grid.baseline, title=title or Path(grid.source).stem)
     return table, counts, report_path
 

@@ -4,6 +4,8 @@
 #     and python3-venv, through apt when they are missing (needs root or sudo);
 #   - a virtual environment in .venv made from Debian's Python, so that it
 #     sees python3-simgrid (--system-site-packages);
+#   - Debian's chromium when root (or sudo) can install it: tests/test_report_page.py
+#     opens the report page in it, and skips without it;
 #   - batio (editable) with its test, ecosystem (evalys) and darshan extras, so that
 #     CI runs their tests too, and pybatsim 3.2.1 without its
 #     pyzmq<23 pin, which does not build on Python 3.11.
@@ -32,6 +34,18 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "Installing ${missing[*]} with apt..."
     "${apt_get[@]}" update -qq
     DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The browser test's Chromium: optional, so no failure when it cannot be installed.
+if ! command -v chromium >/dev/null; then
+    if [ "$(id -u)" -eq 0 ] || (command -v sudo >/dev/null && sudo -n true 2>/dev/null); then
+        sudo_=(); [ "$(id -u)" -eq 0 ] || sudo_=(sudo)
+        echo "Installing chromium with apt (for the report page's browser test)..."
+        "${sudo_[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo_[@]}" apt-get install -y -qq \
+            chromium >/dev/null || echo "chromium could not be installed: the browser test will be skipped" >&2
+    else
+        echo "No chromium and no root: the report page's browser test will be skipped" >&2
+    fi
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -55,6 +55,9 @@ def test_two_schedulers_table_ratios_and_report(tmp_path, capsys):
         assert (report / link).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (report / "results.csv").exists() and "| fcfs (baseline) |" in text and "## Definitions" in text
     assert re.search(r"\| mean wait \(s\) \| [0-9.]+ \([0-9.]+x\) \| [0-9.]+ \|", text)  # easy's ratio, fcfs's value
+    page = (report / "report.html").read_text()  # the HTML page, beside report.md
+    assert "<th>fcfs (baseline)</th>" in page and page.count('class="figure"') == 4  # 2 Gantt, usage, slowdowns
+    assert "<td>mean I/O slowdown</td>" in page and "<h2>Definitions</h2>" in page
 
 
 def test_seeds_apply_to_workload_generators(tmp_path):
@@ -143,3 +146,6 @@ def test_windows_of_a_trace_are_replicas_with_intervals_and_paired_verdicts(tmp_
     text = (out / "report" / "report.md").read_text()
     assert "| 45.7 ± 16.6 |" in text and "Paired differences to **fcfs**" in text
     assert (out / "report" / "figures" / "intervals.png").read_bytes()[:4] == b"\x89PNG"
+    page = (out / "report" / "report.html").read_text()  # the same intervals and verdicts as report.md
+    assert "<td>45.7 ± 16.6</td>" in page and "<td>significantly lower (better)</td>" in page
+    assert page.count("<td>workload</td>") == 3  # each window's workload and its digest, not only the drawn one

@@ -1,10 +1,11 @@
-"""The Gantt chart of a run: what is drawn where, checked on the figure's own objects."""
+"""The PNG figures of a run: what is drawn where, checked on the figure's own objects."""
 
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 import pandas as pd
 
 from batio.plots import draw_allocation
+from batio.schedule_data import COLOURS
 
 JOBS = pd.DataFrame({
     "job_id": ["w0!1", "w0!2", "w0!3"],
@@ -12,6 +13,7 @@ JOBS = pd.DataFrame({
     "execution_time": [10.0, 3.0, 2.5],
     "allocated_resources": ["0-1 4", "2", "3-5"],
     "final_state": ["COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED", "COMPLETED_SUCCESSFULLY"],
+    "intensity": ["no I/O", ">= 1 GB/s", "no I/O"],
 })
 
 
@@ -32,8 +34,12 @@ def test_a_job_that_did_not_succeed_has_red_edges_and_the_others_black():
     black, red = to_rgba("black"), to_rgba("red")
     assert edges == [black, black, red, black]
     assert list(rectangles.get_linewidths()) == [0.3, 0.3, 1.2, 0.3]
-    faces = rectangles.get_facecolors()
-    assert tuple(faces[0]) == tuple(faces[1]) != tuple(faces[2])  # one colour per job
+
+def test_jobs_are_coloured_by_their_io_intensity_and_times_scaled_to_the_unit():
+    rectangles = draw_allocation(_axes(), JOBS, unit=3600.0)
+    faces = [tuple(colour) for colour in rectangles.get_facecolors()]
+    assert faces == [to_rgba(COLOURS[name]) for name in ("no I/O", "no I/O", ">= 1 GB/s", "no I/O")]
+    assert rectangles.get_paths()[2].get_extents().bounds[0] == 5.0 / 3600  # job 2 starts at 5 s
 
 
 def test_labels_only_when_asked_and_only_for_long_enough_jobs():

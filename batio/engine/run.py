@@ -186,7 +186,8 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
                 sim.completed_order, sim.machine_states, transport.seconds_in_scheduler, elapsed))
             outputs.write_machine_states(f"{prefix}_machine_states.csv", sim.machine_states)
             io.write_csv(f"{prefix}_io.csv")
-            _write_run_record(spec, platform, f"{prefix}_run.json", sim, elapsed, error)
+            _write_run_record(spec, platform, f"{prefix}_run.json", sim, elapsed, error,
+                              storage_bandwidths(engine, platform))
         except OSError as problem:
             raise InputError("--out", f"cannot write {problem.filename}: {problem.strerror}") from None
         return elapsed
@@ -302,7 +303,21 @@ def _deadlock_message(sim):
             "computes on a host the platform gives no usable bandwidth or speed")
 
 
-def _write_run_record(spec, platform, path, sim, elapsed, error):
+def storage_bandwidths(engine, platform):
+    """{storage host: bytes/s of the narrowest link that every compute host's route to it
+    crosses}: the capacity all jobs' writes to that host share (XML bandwidth, before any
+    contention curve). None for a storage host no such link reaches."""
+    hosts = {h.name: h for h in engine.all_hosts}
+    compute = [hosts[r.name] for r in platform.compute]
+    capacities = {}
+    for storage in platform.storage:
+        routes = [{link.name: link.bandwidth for link in c.route_to(hosts[storage.name])[0]} for c in compute]
+        shared = set.intersection(*(set(route) for route in routes)) if routes else set()
+        capacities[storage.name] = min((routes[0][name] for name in shared), default=None)
+    return capacities
+
+
+def _write_run_record(spec, platform, path, sim, elapsed, error, storage_bandwidth):
     simgrid = _import_simgrid_quietly()   # already loaded: the build that ran this simulation
     record = {
         "batio_version": __version__,
@@ -314,6 +329,7 @@ def _write_run_record(spec, platform, path, sim, elapsed, error):
         "nb_compute_resources": len(platform.compute),
         "nb_storage_resources": len(platform.storage),
         "storage_names": [r.name for r in platform.storage],
+        "storage_bandwidth": storage_bandwidth,
         "contention_links": sorted(sim.contention.regulated) if sim.contention else [],
         "contention_bandwidth_changes": sim.contention.bandwidth_changes if sim.contention else 0,
         "completed": error is None,
