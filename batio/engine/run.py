@@ -25,7 +25,8 @@ import time
 import traceback
 
 from batio import __version__, processes
-from batio.errors import BatioError, EngineError, InputError, SchedulerError
+from batio.errors import BatioError, EngineError, InputError, OutputError, SchedulerError
+from batio.outfiles import writing
 
 MODES = ("inprocess", "socket")
 # Longest wall-clock wait for one scheduler decision, by mode, unless --timeout
@@ -239,8 +240,8 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None):
             outputs.write_machine_states(f"{prefix}_machine_states.csv", sim.machine_states)
             io.write_csv(f"{prefix}_io.csv")
             _write_run_record(spec, platform, f"{prefix}_run.json", sim, elapsed, error)
-        except OSError as problem:
-            raise InputError("--out", f"cannot write {problem.filename}: {problem.strerror}") from None
+        except OSError as problem:  # reading an input again for its digest
+            raise InputError(problem.filename, f"cannot read it again: {problem.strerror}") from None
         return elapsed
 
     def stuck(error):
@@ -308,25 +309,13 @@ def _check_outputs_writable(prefix):
 
 
 def _check_platform_numbers(path, engine, platform):
-    """Speeds, bandwidths and latencies SimGrid accepts but no run can use:
-    NaN, infinite or negative values, a zero bandwidth (every transfer on
-    the link would wait forever) and a zero speed on a compute host."""
+    """A compute host of speed 0, which platform_check lets through (other hosts may have
+    it) and no job could run on; SimGrid has already read every other number checked."""
     compute = {resource.name for resource in platform.compute}
     for host in engine.all_hosts:
-        speed = host.speed
-        if host.name in compute and not 0 < speed < math.inf:
-            raise InputError(path, f"host '{host.name}' has speed {speed:g}; a compute host's speed must be finite "
-                                   "and > 0 (Batsim 4.2.1 rejects it too)", field="speed")
-        if not 0 <= speed < math.inf:
-            raise InputError(path, f"host '{host.name}' has speed {speed:g}; it must be finite and >= 0",
-                             field="speed")
-    for link in engine.all_links:
-        if not 0 < link.bandwidth < math.inf:
-            raise InputError(path, f"link '{link.name}' has bandwidth {link.bandwidth:g} B/s; it must be finite and "
-                                   "> 0 (a transfer over it would never end, or end in no time)", field="bandwidth")
-        if not 0 <= link.latency < math.inf:
-            raise InputError(path, f"link '{link.name}' has latency {link.latency:g} s; it must be finite and >= 0",
-                             field="latency")
+        if host.name in compute and not host.speed > 0:
+            raise InputError(path, f"host '{host.name}' has speed {host.speed:g}; a compute host's speed must be "
+                                   "finite and > 0 (Batsim 4.2.1 rejects it too)", field="speed")
 
 
 def _deadlock_message(sim):
@@ -365,7 +354,7 @@ def _write_run_record(spec, platform, path, sim, elapsed, error):
         "wall_time_s": elapsed,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
-    with open(path, "w") as stream:
+    with writing(path) as stream:
         json.dump(record, stream, indent=1)
 
 
@@ -432,7 +421,7 @@ def _cause_traceback(error):
     return "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
 
 
-_ERRORS = {cls.__name__: cls for cls in (InputError, SchedulerError, EngineError, BatioError)}
+_ERRORS = {cls.__name__: cls for cls in (OutputError, InputError, SchedulerError, EngineError, BatioError)}
 
 
 def simulate(spec: RunSpec, on_progress=None):
@@ -441,6 +430,10 @@ def simulate(spec: RunSpec, on_progress=None):
     If this process is interrupted (Ctrl-C, or SIGTERM through batio's CLI)
     the child is killed at once; if it is killed, the child ends with it.
     """
+    from batio.engine.platform import read_properties
+    from batio.engine.platform_check import check_platform_xml
+    read_properties(spec.platform)  # malformed XML: one line before SimGrid sees it
+    check_platform_xml(spec.platform)  # values SimGrid misreads or aborts on, here so that warnings show
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(spec, sender, os.getpid()), daemon=True)
