@@ -24,6 +24,7 @@ from batio import catalog, metrics
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, simulate
 from batio.engine.workload import json_problem
 from batio.errors import BatioError, InputError
+from batio.outfiles import check_destination, write_text
 
 ENGINES = ("embedded", "batsim", "docker")
 TIMEOUT_HELP = ("embedded engine: wall-clock seconds one scheduler decision may take before the run stops "
@@ -243,13 +244,13 @@ def command_calibrate(args):
 
 def command_import(args):
     from batio.importers import dumps, import_trace, summary_lines
+    check_destination(args.out)
     workload = import_trace(args.format, args.trace, start=args.start, end=args.end, warmup=args.warmup,
                             cooldown=args.cooldown, max_jobs=args.max_jobs, sample=args.sample, seed=args.seed,
                             nodes=args.nodes, cores_per_node=args.cores_per_node,
                             keep_cancelled=args.keep_cancelled, darshan=args.darshan)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(dumps(workload))
+    write_text(out, dumps(workload))
     for line in summary_lines(workload):
         print(line)
     print(f"written: {out} (what was skipped and why, line by line: its \"trace\" block)")
@@ -258,12 +259,12 @@ def command_import(args):
 
 def command_platform(args):
     from batio.platform_builder import contention_value, platform_xml
+    check_destination(args.out)
     contention = None if args.contention is None else contention_value(args.contention, args.contention_unit)
     text = platform_xml(args.nodes, args.cores, args.speed, args.node_link, args.pfs_bandwidth, args.latency,
                         contention)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    write_text(out, text)
     print(f"{args.nodes} compute hosts node0..node{args.nodes - 1} ({args.cores} cores each), storage host pfs "
           f"behind pfs_link, master_host" + (f"; contention curve {contention}" if contention else ""))
     print(f"written: {out}")

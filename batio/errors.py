@@ -25,6 +25,10 @@ class BatioError(Exception):
         Exception.__init__(error, message)
         return error
 
+    def __reduce__(self):
+        """Pickled by its message (Dask and multiprocessing hand errors between processes)."""
+        return type(self).from_message, (str(self),)
+
 
 class InputError(BatioError):
     """A platform, workload or option that batio cannot use as given."""
@@ -42,6 +46,11 @@ class InputError(BatioError):
         self.job = job
         self.profile = profile
         self.field = field
+
+
+class OutputError(InputError):
+    """A result file that cannot be written (full disk, no permission...): it
+    stops a sweep rather than being recorded as a failed run."""
 
 
 class InvalidValue(BatioError, ValueError):

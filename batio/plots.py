@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from batio import metrics
+from batio.outfiles import written
 
 DPI = 110
 
@@ -112,7 +113,8 @@ def allocation_and_throughput(prefix, path, title, time_limit=None):
     storage.set_xlabel("time (s)")
     storage.set_xlim(0, end)
     figure.suptitle(title)
-    figure.savefig(path, dpi=DPI)
+    with written(path):
+        figure.savefig(path, dpi=DPI)
     return path
 
 
@@ -134,7 +136,8 @@ def utilisation_over_time(prefixes, path, title, time_limit=None):
     axes.set_ylabel("compute hosts busy (fraction)")
     axes.legend(loc="lower right", fontsize=8)
     axes.set_title(title)
-    figure.savefig(path, dpi=DPI)
+    with written(path):
+        figure.savefig(path, dpi=DPI)
     return path
 
 
@@ -158,5 +161,6 @@ def slowdown_distributions(slowdowns, io_slowdowns, path, title):
     if panels == 2:
         _boxes(axes[1], io_slowdowns, "I/O slowdown (execution time / alone)")
     figure.suptitle(title)
-    figure.savefig(path, dpi=DPI)
+    with written(path):
+        figure.savefig(path, dpi=DPI)
     return path

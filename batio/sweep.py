@@ -50,8 +50,9 @@ from batio import __version__, catalog, metrics
 from batio.catalog import is_batsched
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
 from batio.engine.workload import json_problem, load_workload
-from batio.errors import BatioError, EngineError, InputError
+from batio.errors import BatioError, EngineError, InputError, OutputError
 from batio.names import slug
+from batio.outfiles import write_text, writing
 
 logger = logging.getLogger(__name__)
 
@@ -417,7 +418,7 @@ def _write_if_changed(path, text):
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
-    temporary.write_text(text)
+    write_text(temporary, text)
     os.replace(temporary, path)
 
 
@@ -634,7 +635,7 @@ def _rebase_run_record(prefix, final_prefix, row):
         record.setdefault("spec", {})["out_prefix"] = str(final_prefix)
         if record.get("error"):
             record["error"] = rebased(record["error"])
-        path.write_text(json.dumps(record, indent=1))
+        write_text(path, json.dumps(record, indent=1))
 
 
 def execute_run(run, out):
@@ -651,6 +652,8 @@ def execute_run(run, out):
         nb_compute = _simulate(run, _spec(run, prefix))
         row.update(metrics.summarize(prefix, nb_compute))
         row.update(status="ok", error="")
+    except OutputError:
+        raise  # a full disk is no result of the run: stop, and redo it on resume
     except BatioError as error:
         row.update(status="failed", error=str(error))
     except Exception as error:  # noqa: BLE001 - a bug must not stop the sweep: keep its traceback
@@ -659,7 +662,7 @@ def execute_run(run, out):
                                           f"(traceback in {final / 'traceback.log'})")
     row["wall_time_s"] = time.perf_counter() - started
     _rebase_run_record(prefix, final / "out", row)
-    (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
+    write_text(temporary / RESULT_FILE, json.dumps(row, indent=1, default=str))
     _publish(temporary, final)
     return row
 
@@ -670,7 +673,7 @@ def record_lost_run(run, out, error):
     temporary = runs_dir / f".tmp-{run.run_id}-{uuid.uuid4().hex[:8]}"
     temporary.mkdir(parents=True)
     row = {**run.identity(), "status": "failed", "error": f"the run's worker failed: {type(error).__name__}: {error}"}
-    (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
+    write_text(temporary / RESULT_FILE, json.dumps(row, indent=1, default=str))
     _publish(temporary, runs_dir / run.run_id)
     return row
 
@@ -771,6 +774,8 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
                 for future in in_flight:
                     try:
                         row = future.result()
+                    except OutputError:
+                        raise
                     except Exception as error:  # noqa: BLE001 - a dead worker: keep the run as a failed row
                         row = record_lost_run(futures[future], out, error)
                     counts["failed"] += row["status"] != "ok"
@@ -817,7 +822,8 @@ def gather(runs, out):
 def write_results(table, out):
     path = Path(out) / RESULTS_FILE
     temporary = path.with_name(f".{path.name}.tmp")
-    table.to_csv(temporary, index=False)
+    with writing(temporary, newline="") as stream:
+        table.to_csv(stream, index=False)
     os.replace(temporary, path)
     return path
 
