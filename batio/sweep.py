@@ -52,7 +52,7 @@ from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
 from batio.engine.workload import json_problem, load_workload
 from batio.errors import BatioError, EngineError, InputError, OutputError
 from batio.names import slug
-from batio.outfiles import write_text, writing
+from batio.outfiles import write_text, writing, written
 
 logger = logging.getLogger(__name__)
 
@@ -418,7 +418,8 @@ def _write_if_changed(path, text):
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
-    write_text(temporary, text)
+    with written(path):  # the message names the file the user asked for, not the temporary one
+        temporary.write_text(text)
     os.replace(temporary, path)
 
 

@@ -2,7 +2,12 @@
 accepted, aborted SimGrid, hung or ended in a traceback. Each is one command over a
 small file, ending in exit 2 and one line naming the file, the element or the field."""
 
+import errno
 import json
+import os
+from pathlib import Path
+import re
+import subprocess
 
 import pytest
 
@@ -170,3 +175,55 @@ def test_file_writing_commands_check_their_destination(tmp_path, capsys, monkeyp
     destination = out if out.startswith("/") else str(tmp_path / out)
     line = one_line_error(capsys, [*command, "--out", destination])
     assert line == "batio: error: " + expected.format(tmp=tmp_path)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A folder on a 64 KiB tmpfs filled to the last byte (mounting needs root: skipped otherwise)."""
+    folder = tmp_path / "full"
+    folder.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        (folder / "out").mkdir()
+        filler = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(filler, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(filler)
+        yield folder / "out"
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def full_disk_commands(tmp_path, out):
+    work = tmp_path / "w.json"
+    work.write_text(json.dumps(JOB))
+    (tmp_path / "t.swf").write_text(SWF_LINE)
+    (tmp_path / "sweep.yaml").write_text(f"platforms: [{TINY}]\nworkloads: [{work}]\nschedulers: [fcfs]\n")
+    return {"run": ["run", "--platform", str(TINY), "--workload", str(work), "--scheduler", "fcfs", "--out", str(out),
+                    "--quiet"],
+            "compare": ["compare", "--platform", str(TINY), "--workload", str(work), "--schedulers", "fcfs,easy",
+                        "--out", str(out), "--workers", "0"],
+            "sweep": ["sweep", str(tmp_path / "sweep.yaml"), "--out", str(out), "--workers", "0", "--quiet"],
+            "import": ["import", "swf", str(tmp_path / "t.swf"), "--out", str(out / "w.json")]}
+
+
+@pytest.mark.parametrize("command", ["run", "compare", "sweep", "import"])
+def test_a_full_disk_is_one_line_naming_the_file(tmp_path, capsys, full_disk, command):
+    line = one_line_error(capsys, full_disk_commands(tmp_path, full_disk)[command])
+    assert re.fullmatch(rf"batio: error: --out: cannot write {full_disk}/\S+: No space left on device", line), line
+
+
+def test_a_full_disk_simulated_stops_compare_naming_the_file(tmp_path, capsys, monkeypatch):
+    """ENOSPC as Python raises it on close, without a file name (where no tmpfs can be mounted)."""
+    def full(*_args, **_kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    command = full_disk_commands(tmp_path, tmp_path / "out")["compare"]
+    monkeypatch.setattr(Path, "write_text", full)
+    line = one_line_error(capsys, command)
+    assert re.fullmatch(rf"batio: error: --out: cannot write {tmp_path}/out/workloads/\S+\.json: No space left on "
+                        "device", line), line
