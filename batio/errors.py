@@ -15,6 +15,13 @@ def quoted(name):
     return f"'{name}'" if name.isprintable() and "'" not in name else repr(name)
 
 
+def listed(names, limit=5):
+    """Names for a message, the first ``limit`` then how many more: a line stays short."""
+    names = [str(name) for name in names]
+    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
 class BatioError(Exception):
     """Base class: the CLI prints the message and exits non-zero."""
 

@@ -227,3 +227,12 @@ def test_a_full_disk_simulated_stops_compare_naming_the_file(tmp_path, capsys, m
     line = one_line_error(capsys, command)
     assert re.fullmatch(rf"batio: error: --out: cannot write {tmp_path}/out/workloads/\S+\.json: No space left on "
                         "device", line), line
+
+
+def test_many_masters_are_counted_not_listed(tmp_path, capsys):
+    path = tmp_path / "p.xml"
+    path.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>\n"
+                    "<platform version='4.1'><cluster id='c' prefix='n' suffix='' radical='0-39' speed='1Gf' "
+                    "bw='1GBps' lat='0s'><prop id='role' value='master'/></cluster></platform>")
+    line = one_line_error(capsys, run_argv(tmp_path, path))
+    assert line.endswith("found 40: n0, n1, n10, n11, n12, ... (35 more)"), line

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import xml.etree.ElementTree as ET
 
-from batio.errors import InputError
+from batio.errors import InputError, listed
 
 DEFAULT_MASTER_HOST = "master_host"
 KNOWN_ROLES = ("", "master", "storage", "compute_node")
@@ -161,7 +161,8 @@ def classify(path, host_names, role_overrides=None, master_host=DEFAULT_MASTER_H
             compute.append(name)
     if len(masters) != 1:
         raise InputError(path, f"expected exactly one master host (role 'master', or the host named "
-                               f"by --master-host, default '{DEFAULT_MASTER_HOST}'); found {masters or 'none'}")
+                               f"by --master-host, default '{DEFAULT_MASTER_HOST}'); found "
+                               f"{len(masters)}: {listed(masters) or 'none'}")
     if not compute:
         raise InputError(path, "the platform has no compute host")
     resources = [Resource(i, name, "") for i, name in enumerate(compute)]

@@ -25,7 +25,7 @@ import time
 import traceback
 
 from batio import __version__, processes
-from batio.errors import BatioError, EngineError, InputError, OutputError, SchedulerError
+from batio.errors import BatioError, EngineError, InputError, OutputError, SchedulerError, listed
 from batio.outfiles import writing
 
 MODES = ("inprocess", "socket")
@@ -325,10 +325,7 @@ def _deadlock_message(sim):
     waiting = [r.job.id for r in sim.records.values() if r.state == "SUBMITTED"]
     unsubmitted = [r.job.id for r in sim.records.values() if r.state == "NOT_SUBMITTED"]
 
-    def some(ids):
-        return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-
-    parts = [f"{len(ids)} {what} ({some(ids)})" for ids, what in
+    parts = [f"{len(ids)} {what} ({listed(ids)})" for ids, what in
              ((running, "running"), (waiting, "waiting"), (unsubmitted, "not submitted yet")) if ids]
     return (f"the simulation deadlocked at t={sim.now():.6f}: SimGrid has nothing left that can progress, with "
             f"{', '.join(parts) or 'no job left'}; a job that never ends usually moves bytes over a link or "
