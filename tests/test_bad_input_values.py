@@ -236,3 +236,30 @@ def test_many_masters_are_counted_not_listed(tmp_path, capsys):
                     "bw='1GBps' lat='0s'><prop id='role' value='master'/></cluster></platform>")
     line = one_line_error(capsys, run_argv(tmp_path, path))
     assert line.endswith("found 40: n0, n1, n10, n11, n12, ... (35 more)"), line
+
+
+def test_calibrate_names_the_measurement_not_its_probe(tmp_path, capsys):
+    measured = tmp_path / "ior.csv"
+    measured.write_text("clients,GB/s\n1,1e-300\n")
+    line = one_line_error(capsys, ["calibrate", str(measured), "--out", str(tmp_path / "out")])
+    assert line.startswith(f"batio: error: {measured}, field 'batio:contention': measurement: point '1:1e-300GBps'"), line
+
+
+def test_a_contention_csv_unit_is_named_as_its_option(tmp_path, capsys):
+    measured = tmp_path / "ior.csv"
+    measured.write_text("clients,GB/s\n1,1\n")
+    line = one_line_error(capsys, ["platform", "--nodes", "2", "--speed", "1Gf", "--node-link", "1GBps",
+                                   "--pfs-bandwidth", "1GBps", "--contention", str(measured), "--contention-unit",
+                                   "furlongs", "--out", str(tmp_path / "p.xml")])
+    assert line.startswith("batio: error: --contention-unit: unknown unit 'furlongs'"), line
+
+
+def test_an_invalid_darshan_log_is_one_line(tmp_path, capfd):
+    pytest.importorskip("darshan")
+    (tmp_path / "t.swf").write_text(SWF_LINE)
+    (tmp_path / "bad.darshan").write_bytes(b"not a darshan log\n")
+    assert main(["import", "swf", str(tmp_path / "t.swf"), "--darshan", str(tmp_path / "bad.darshan"), "--out",
+                 str(tmp_path / "w.json")]) == 2
+    err = capfd.readouterr().err  # the file descriptor: PyDarshan's C library writes there
+    assert err == (f"batio: error: {tmp_path / 'bad.darshan'}: not a Darshan log PyDarshan can read: unable to parse "
+                   "log file format version.\n")
