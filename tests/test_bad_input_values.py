@@ -263,3 +263,16 @@ def test_an_invalid_darshan_log_is_one_line(tmp_path, capfd):
     err = capfd.readouterr().err  # the file descriptor: PyDarshan's C library writes there
     assert err == (f"batio: error: {tmp_path / 'bad.darshan'}: not a Darshan log PyDarshan can read: unable to parse "
                    "log file format version.\n")
+
+
+def test_hosts_of_a_none_zone_are_refused_not_aborted_on(tmp_path, capsys):
+    """Found by the fuzz suite: SimGrid aborts on a route between two hosts of a None zone."""
+    path = tmp_path / "p.xml"
+    path.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>\n"
+                    "<platform version='4.1'><zone id='z' routing='None'><host id='master_host' speed='1Gf'/>"
+                    "<host id='h0' speed='1Gf'/><host id='pfs' speed='1Gf'><prop id='role' value='storage'/></host>"
+                    "</zone></platform>")
+    line = one_line_error(capsys, run_argv(tmp_path, path))
+    assert line == (f"batio: error: {path}, field 'routing': <zone id='z'>: its 3 hosts have no route between them "
+                    "in a zone with routing 'None' (SimGrid aborts on the first route asked); use routing 'Full' with "
+                    "<route>s"), line

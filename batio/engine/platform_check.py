@@ -70,6 +70,11 @@ def _check_routes(path, zone):
     if routing == "None" and routes:
         raise InputError(path, f"{_name(zone)}: a zone with routing 'None' cannot declare routes (SimGrid aborts); "
                                "use routing 'Full'", field="routing")
+    hosts = zone.findall("host")
+    if routing == "None" and len(hosts) > 1:  # batio asks for routes to storage hosts at time 0
+        raise InputError(path, f"{_name(zone)}: its {len(hosts)} hosts have no route between them in a zone with "
+                               "routing 'None' (SimGrid aborts on the first route asked); use routing 'Full' with "
+                               "<route>s", field="routing")
     declared = set()
     for route in routes:
         if route.tag == "bypassRoute":
