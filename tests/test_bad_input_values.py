@@ -276,3 +276,15 @@ def test_hosts_of_a_none_zone_are_refused_not_aborted_on(tmp_path, capsys):
     assert line == (f"batio: error: {path}, field 'routing': <zone id='z'>: its 3 hosts have no route between them "
                     "in a zone with routing 'None' (SimGrid aborts on the first route asked); use routing 'Full' with "
                     "<route>s"), line
+
+
+def test_a_floyd_zone_without_the_route_a_job_needs(tmp_path, capsys):
+    """Found by the fuzz suite: SimGrid's ValueError at the transfer was an internal engine error."""
+    path = platform(tmp_path, routing="Floyd")
+    path.write_text(path.read_text().replace("<route src='master_host' dst='h0'><link_ctn id='l'/></route>", "")
+                    .replace("</zone>", "<host id='pfs' speed='1Gf'><prop id='role' value='storage'/></host></zone>"))
+    work = {"nb_res": 1, "jobs": [{"id": "A", "subtime": 0, "res": 1, "profile": "w"}],
+            "profiles": {"w": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1e6}}}
+    line = one_line_error(capsys, run_argv(tmp_path, path, work))
+    assert line.startswith(f"batio: error: {path}, field 'route': job 'w0!A' cannot run: No route from 'h0' to "
+                           "'pfs' (declare a <route> between them)"), line
