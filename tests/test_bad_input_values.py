@@ -61,7 +61,7 @@ def curve(value, prop="batio:contention"):
     ({"speed": "0x10f"}, "field 'speed': <host id='h0'>: speed '0x10f' is not a number in ASCII decimal digits"),
     ({"speed": "1Gf,-1Gf"}, "field 'speed': <host id='h0'>: speed '-1Gf' is out of bounds"),
     ({"speed": "1Gf,nanf"}, "field 'speed': <host id='h0'>: speed 'nanf' is not a number"),
-    ({"core": "2.5"}, "field 'core': <host id='h0'>: core '2.5' must be a whole number of cores"),
+    ({"core": "2.5"}, "field 'core': <host id='h0'>: core '2.5' is not a whole number from 1 to 1048576"),
     ({"link_props": curve("1:1e400")}, "field 'batio:contention': link 'l': point '1:1e400': throughput '1e400' is "
                                        "out of bounds"),
     ({"link_props": curve("\u0661:1GBps")}, "field 'batio:contention': link 'l': point '\u0661:1GBps' is not "
@@ -69,7 +69,7 @@ def curve(value, prop="batio:contention"):
     ({"link_props": curve("1:1GBps") * 2}, "field 'batio:contention': <link id='l'>: property given twice"),
     # SimGrid aborts ("the engine process died (exit code -6)")
     ({"speed": "1e-300f"}, "field 'speed': <host id='h0'>: speed '1e-300f' is out of bounds: expected 0 or 0.001f"),
-    ({"core": "0"}, "field 'core': <host id='h0'>: core '0' must be a whole number of cores from 1"),
+    ({"core": "0"}, "field 'core': <host id='h0'>: core '0' is not a whole number from 1 to 1048576"),
     ({"bandwidth": "1e-300Bps"}, "field 'bandwidth': <link id='l'>: bandwidth '1e-300Bps' is out of bounds"),
     ({"bandwidth": "1GBps,2GBps"}, "field 'bandwidth': <link id='l'>: bandwidth '1GBps,2GBps' is a list"),
     ({"extra": "<route src='h0' dst='master_host'><link_ctn id='l'/></route>"},
@@ -288,3 +288,13 @@ def test_a_floyd_zone_without_the_route_a_job_needs(tmp_path, capsys):
     line = one_line_error(capsys, run_argv(tmp_path, path, work))
     assert line.startswith(f"batio: error: {path}, field 'route': job 'w0!A' cannot run: No route from 'h0' to "
                            "'pfs' (declare a <route> between them)"), line
+
+
+def test_a_cluster_radical_of_billions_of_hosts_is_refused_at_once(tmp_path, capsys):
+    path = tmp_path / "p.xml"
+    path.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>\n"
+                    "<platform version='4.1'><cluster id='c' prefix='n' suffix='' radical='0-99999999999' "
+                    "speed='1Gf' bw='1GBps' lat='0s'/></platform>")
+    line = one_line_error(capsys, run_argv(tmp_path, path))
+    assert line == (f"batio: error: {path}, field 'radical': cluster 'c': radical '0-99999999999' makes more than "
+                    "1048576 hosts"), line

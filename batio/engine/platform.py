@@ -20,6 +20,7 @@ from batio.errors import InputError, listed
 
 DEFAULT_MASTER_HOST = "master_host"
 KNOWN_ROLES = ("", "master", "storage", "compute_node")
+MAX_CLUSTER_HOSTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,16 @@ def _radical_numbers(radical: str, source, element_id):
             if len(bounds) == 1:
                 numbers.append(int(bounds[0]))
             elif len(bounds) == 2:
-                numbers.extend(range(int(bounds[0]), int(bounds[1]) + 1))
+                numbers.extend(range(int(bounds[0]), int(bounds[1]) + 1)[:MAX_CLUSTER_HOSTS + 1])
             else:
                 raise ValueError(part)
         except ValueError:
             raise InputError(source, f"cluster '{element_id}' has an unreadable radical "
                                      f"'{radical}' (expected e.g. '0-511' or '0-3,8')",
                              field="radical") from None
+        if len(numbers) > MAX_CLUSTER_HOSTS:  # SimGrid would build them all, for hours
+            raise InputError(source, f"cluster '{element_id}': radical '{radical}' makes more than "
+                                     f"{MAX_CLUSTER_HOSTS} hosts", field="radical")
     return numbers
 
 
