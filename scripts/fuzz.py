@@ -43,7 +43,7 @@ def main(argv=None):
                       BATIO_FUZZ_SIMULATIONS=str(simulations), BATIO_FUZZ_REPORT=str(Path(args.report).resolve()))
     logging.info("seed %d, %d examples per property, %d for those simulating every case", seed, args.examples,
                  simulations)
-    code = pytest.main([str(ROOT / "tests" / "test_fuzz.py"), str(ROOT / "tests" / "test_fuzz_inputs.py"), "-q",
+    code = pytest.main([str(ROOT / "tests" / "test_fuzz_inputs.py"), str(ROOT / "tests" / "test_fuzz.py"), "-q",
                         "-p", "no:cacheprovider", f"--hypothesis-seed={seed}"])
     report = Path(args.report)
     counts = json.loads(report.read_text()) if report.exists() else {}

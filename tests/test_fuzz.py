@@ -47,8 +47,9 @@ def fuzz_settings(ci_examples, simulating=False):
     return settings(settings.get_profile(PROFILE), max_examples=int(campaign or EXAMPLES or ci_examples))
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(autouse=True)
 def count_cases():
+    """After each property, the counts so far (to the report too: a campaign cut short keeps them)."""
     yield
     logging.getLogger("batio.fuzz").warning("fuzz cases run: %s", dict(CASES))
     report = os.environ.get("BATIO_FUZZ_REPORT")
