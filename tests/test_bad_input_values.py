@@ -278,6 +278,14 @@ def test_hosts_of_a_none_zone_are_refused_not_aborted_on(tmp_path, capsys):
                     "<route>s"), line
 
 
+def test_a_dijkstra_zone_without_routes_is_refused_not_crashed(tmp_path, capsys):
+    """Found by the fuzz suite: SimGrid segfaults on a transfer no chain of routes joins (exit -11)."""
+    path = platform(tmp_path, routing="Dijkstra", host_id="h1")
+    line = one_line_error(capsys, run_argv(tmp_path, path))
+    assert line == (f"batio: error: {path}, field 'route': <zone id='z'>: no chain of routes joins host 'master_host' "
+                    "to 'h1' (SimGrid's Dijkstra routing crashes on a transfer between them); add a <route>"), line
+
+
 def test_a_floyd_zone_without_the_route_a_job_needs(tmp_path, capsys):
     """Found by the fuzz suite: SimGrid's ValueError at the transfer was an internal engine error."""
     path = platform(tmp_path, routing="Floyd")

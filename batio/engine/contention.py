@@ -44,7 +44,7 @@ import xml.etree.ElementTree as ET
 
 from batio.engine.platform import read_properties
 from batio.errors import InputError
-from batio.quantities import BANDWIDTH_UNITS, fails_with, quantity
+from batio.quantities import BANDWIDTH_UNITS, fails_with, quantity, whole
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ READ_PROPERTY = "batio:contention_read"
 WRITE_PROPERTY = "batio:contention_write"
 PROPERTIES = (PROPERTY, READ_PROPERTY, WRITE_PROPERTY)
 READ, WRITE = "read", "write"
+MAX_CLIENTS = 10 ** 9
 
 _POINT = re.compile(r"\s*([0-9]+)\s*:\s*(\S+)\s*", re.ASCII)
 
@@ -87,14 +88,13 @@ def parse_curve(text, source, prop, where):
         if not match:
             fail(f"point '{part}' is not 'clients:throughput' with a whole number of clients in ASCII digits "
                  "(e.g. '8:7e9' or '8:7GBps')")
-        clients, number = match.groups()
-        throughput = quantity(number, BANDWIDTH_UNITS, fails_with(source, f"{where}: point '{part}': ", field=prop),
-                              what="throughput")
-        if int(clients) < 1:
-            fail(f"point '{part}': the number of clients must be at least 1")
-        if points and int(clients) <= points[-1][0]:
+        number_of_clients, number = match.groups()
+        point_fail = fails_with(source, f"{where}: point '{part}': ", field=prop)
+        throughput = quantity(number, BANDWIDTH_UNITS, point_fail, what="throughput")
+        clients = whole(number_of_clients, point_fail, low=1, high=MAX_CLIENTS, what="the number of clients")
+        if points and clients <= points[-1][0]:
             fail(f"point '{part}': clients must increase from point to point (after {points[-1][0]})")
-        points.append((int(clients), throughput))
+        points.append((clients, throughput))
     return Curve(tuple(points))
 
 

@@ -74,6 +74,8 @@ def _check_routes(path, zone):
         raise InputError(path, f"{_name(zone)}: its {len(hosts)} hosts have no route between them in a zone with "
                                "routing 'None' (SimGrid aborts on the first route asked); use routing 'Full' with "
                                "<route>s", field="routing")
+    if routing in ("Dijkstra", "DijkstraCache"):
+        _check_connected(path, zone, hosts, routes)
     declared = set()
     for route in routes:
         if route.tag == "bypassRoute":
@@ -86,6 +88,27 @@ def _check_routes(path, zone):
                                        "(routes are symmetrical unless symmetrical=\"NO\"), which SimGrid aborts on",
                                  field="route")
             declared.add(pair)
+
+
+def _check_connected(path, zone, hosts, routes):
+    """SimGrid's Dijkstra routing crashes (segmentation fault) on a transfer between
+    two hosts that no chain of routes joins: every host of the zone must be joined."""
+    parent = {}
+
+    def root(node):
+        while parent.get(node, node) != node:
+            parent[node] = parent.get(parent[node], parent[node])  # path halving: later finds are short
+            node = parent[node]
+        return node
+    for route in routes:
+        source, destination = root(route.get("src")), root(route.get("dst"))
+        if source != destination:
+            parent[source] = destination
+    names = [host.get("id") for host in hosts]
+    apart = [name for name in names[1:] if root(name) != root(names[0])] if names else []
+    if apart:
+        raise InputError(path, f"{_name(zone)}: no chain of routes joins host '{names[0]}' to '{apart[0]}' (SimGrid's "
+                               "Dijkstra routing crashes on a transfer between them); add a <route>", field="route")
 
 
 def _check_properties(path, element):
