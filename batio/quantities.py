@@ -25,9 +25,10 @@ BANDWIDTH_UNITS = {"": 1.0, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "
 TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0,
               "d": 86400.0, "w": 7 * 86400.0}
 
-# Bounds of what a run can use. Below MIN_RATE flop/s or byte/s SimGrid's
-# solver (precision 1e-5 by default) takes a share for zero and aborts;
-# above MAX_RATE, or past MAX_LATENCY seconds, times lose every digit.
+# Bounds of what a run can use. SimGrid aborted runs on speeds and
+# bandwidths of 1e-300, and no machine is slower than MIN_RATE flop/s or
+# byte/s (the sleep pstates of Batsim's energy platforms, 1e-9Mf, are
+# exactly MIN_RATE); beyond MAX_RATE or MAX_LATENCY s, times lose their digits.
 MIN_RATE, MAX_RATE = 1e-3, 1e30
 MAX_LATENCY = 1e6
 PLAIN = {"": 1.0}  # a bare number, no unit
