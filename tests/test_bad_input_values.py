@@ -229,12 +229,16 @@ def test_a_full_disk_simulated_stops_compare_naming_the_file(tmp_path, capsys, m
                         "device", line), line
 
 
-def test_many_masters_are_counted_not_listed(tmp_path, capsys):
+def cluster(tmp_path, radical, inside=""):
     path = tmp_path / "p.xml"
     path.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>\n"
-                    "<platform version='4.1'><cluster id='c' prefix='n' suffix='' radical='0-39' speed='1Gf' "
-                    "bw='1GBps' lat='0s'><prop id='role' value='master'/></cluster></platform>")
-    line = one_line_error(capsys, run_argv(tmp_path, path))
+                    f"<platform version='4.1'><cluster id='c' prefix='n' suffix='' radical='{radical}' speed='1Gf' "
+                    f"bw='1GBps' lat='0s'>{inside}</cluster></platform>")
+    return path
+
+
+def test_many_masters_are_counted_not_listed(tmp_path, capsys):
+    line = one_line_error(capsys, run_argv(tmp_path, cluster(tmp_path, "0-39", "<prop id='role' value='master'/>")))
     assert line.endswith("found 40: n0, n1, n10, n11, n12, ... (35 more)"), line
 
 
@@ -299,10 +303,7 @@ def test_a_floyd_zone_without_the_route_a_job_needs(tmp_path, capsys):
 
 
 def test_a_cluster_radical_of_billions_of_hosts_is_refused_at_once(tmp_path, capsys):
-    path = tmp_path / "p.xml"
-    path.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>\n"
-                    "<platform version='4.1'><cluster id='c' prefix='n' suffix='' radical='0-99999999999' "
-                    "speed='1Gf' bw='1GBps' lat='0s'/></platform>")
+    path = cluster(tmp_path, "0-99999999999")
     line = one_line_error(capsys, run_argv(tmp_path, path))
     assert line == (f"batio: error: {path}, field 'radical': cluster 'c': radical '0-99999999999' makes more than "
                     "1048576 hosts"), line
