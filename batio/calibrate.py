@@ -21,12 +21,16 @@ The measurement protocol is in docs/formats.md ("Calibrating contention").
 import csv
 import json
 import logging
+import math
 from pathlib import Path
 import re
 import statistics
 import tempfile
 
 from batio.errors import InputError
+from batio.importers.common import read_text
+from batio.outfiles import write_text, writing, written
+from batio.quantities import decimal
 
 UNITS = {"B/s": 1.0, "MB/s": 1e6, "GB/s": 1e9, "MiB/s": 2.0 ** 20, "GiB/s": 2.0 ** 30}
 SIMGRID_UNITS = {"B/s": "", "MB/s": "MBps", "GB/s": "GBps", "MiB/s": "MiBps", "GiB/s": "GiBps"}
@@ -45,36 +49,32 @@ UNIT_SLIP_FACTOR = 10.0
 logger = logging.getLogger(__name__)
 
 
-def read_measurement(path, unit="GB/s"):
-    """[(clients, bytes/s)] sorted by clients, the median of each client count's rows."""
+def read_measurement(path, unit="GB/s", option="--unit"):
+    """[(clients, bytes/s)] sorted by clients, the median of each client count's rows;
+    ``option`` is the command line's name for ``unit``."""
     if unit not in UNITS:
-        raise InputError("--unit", f"unknown unit {unit!r} (known: {', '.join(UNITS)})")
+        raise InputError(option, f"unknown unit {unit!r} (known: {', '.join(UNITS)})")
     rows = {}
     header_seen = False
-    try:
-        with open(path, newline="") as stream:
-            for number, row in enumerate(csv.reader(stream), start=1):
-                if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
-                    continue
-                try:
-                    clients, value = _number(row[0]), _number(row[1])
-                except (ValueError, IndexError):
-                    if not rows and not header_seen:
-                        header_seen = True  # a header: the first line that is not a comment
-                        continue
-                    raise InputError(path, f"line {number}: expected 'clients,throughput', got {','.join(row)!r}",
-                                     field="clients") from None
-                if not (1 <= clients <= MAX_CLIENTS and clients == int(clients)):
-                    raise InputError(path, f"line {number}: clients must be a whole number from 1 to {MAX_CLIENTS} "
-                                           f"(the probe simulates one host per client), got {row[0]}", field="clients")
-                low, high = THROUGHPUT_BOUNDS
-                if not low <= value * UNITS[unit] <= high:
-                    raise InputError(path, f"line {number}: the aggregate throughput must be from {low:g} to "
-                                           f"{high:g} B/s (1 kB/s to 1 PB/s), got {row[1]} {unit}",
-                                     field="throughput")
-                rows.setdefault(int(clients), []).append(value * UNITS[unit])
-    except FileNotFoundError:
-        raise InputError(path, "no such measurement file") from None
+    for number, row in enumerate(csv.reader(read_text(path, "measurement file").splitlines()), start=1):
+        if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
+            continue
+        try:
+            clients, value = decimal(row[0]), decimal(row[1])
+        except (ValueError, IndexError):
+            if not rows and not header_seen:
+                header_seen = True  # a header: the first line that is not a comment
+                continue
+            raise InputError(path, f"line {number}: expected 'clients,throughput', got {','.join(row)!r}",
+                             field="clients") from None
+        if not (math.isfinite(clients) and 1 <= clients <= MAX_CLIENTS and clients == int(clients)):
+            raise InputError(path, f"line {number}: clients must be a whole number from 1 to {MAX_CLIENTS} "
+                                   f"(the probe simulates one host per client), got {row[0]}", field="clients")
+        low, high = THROUGHPUT_BOUNDS
+        if not low <= value * UNITS[unit] <= high:
+            raise InputError(path, f"line {number}: the aggregate throughput must be from {low:g} to "
+                                   f"{high:g} B/s (1 kB/s to 1 PB/s), got {row[1]} {unit}", field="throughput")
+        rows.setdefault(int(clients), []).append(value * UNITS[unit])
     if not rows:
         raise InputError(path, "no measurement rows (expected lines 'clients,throughput')")
     if sum(rows) > MAX_PROBE_JOBS:
@@ -228,7 +228,8 @@ def figure(rows, curve, path, title, unit="GB/s"):
     axis.grid(alpha=0.3)
     axis.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with written(path):
+        fig.savefig(path, dpi=110)
 
 
 def calibrate(measurement, out, unit="GB/s", direction="both", platform=None, element=None):
@@ -240,18 +241,18 @@ def calibrate(measurement, out, unit="GB/s", direction="both", platform=None, el
     points = read_measurement(measurement, unit)
     value = property_value(points, unit)
     prop = PROPERTIES[direction]
+    from batio.engine.contention import parse_curve
+    curve = parse_curve(value, measurement, prop, "measurement")  # before the probe: errors name the CSV
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as workdir:
         simulated = simulate_curve(points, value, workdir, "read" if direction == "read" else "write")
-    from batio.engine.contention import parse_curve
-    curve = parse_curve(value, measurement, prop, "measurement")
     rows = [{"clients": k, "measured_GBps": c / 1e9, "declared_GBps": curve(k) / 1e9,
              "simulated_GBps": simulated[k] / 1e9, "error_percent": 100 * (simulated[k] / c - 1)}
             for k, c in points]
     line = f'<prop id="{prop}" value="{value}"/>'
-    (out / "property.xml").write_text(line + "\n")
-    with open(out / "calibration.csv", "w", newline="") as stream:
+    write_text(out / "property.xml", line + "\n")
+    with writing(out / "calibration.csv", newline="") as stream:
         writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows({key: (f"{v:.6g}" if isinstance(v, float) else v) for key, v in row.items()} for row in rows)
@@ -262,5 +263,5 @@ def calibrate(measurement, out, unit="GB/s", direction="both", platform=None, el
         if problem:
             logger.warning("%s: %s", platform, problem)
         calibrated = insert_property(text, element, prop, value, platform)
-        (out / f"{Path(platform).stem}_calibrated.xml").write_text(calibrated)
+        write_text(out / f"{Path(platform).stem}_calibrated.xml", calibrated)
     return rows, line

@@ -29,6 +29,7 @@ from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, simulate
 from batio.engine.sgconfig import check_sg_config
 from batio.engine.workload import json_problem
 from batio.errors import BatioError, InputError, Interrupted
+from batio.outfiles import check_destination, write_text
 from batio.progress import JobProgress
 
 ENGINES = ("embedded", "batsim", "docker")
@@ -298,14 +299,14 @@ def command_twin(args):
 
 def command_import(args):
     from batio.importers import dumps, import_trace, summary_lines
+    check_destination(args.out)
     workload = import_trace(args.format, args.trace, start=args.start, end=args.end, warmup=args.warmup,
                             cooldown=args.cooldown, max_jobs=args.max_jobs, sample=args.sample, seed=args.seed,
                             nodes=args.nodes, cores_per_node=args.cores_per_node,
                             keep_cancelled=args.keep_cancelled, darshan=args.darshan, week=args.week,
                             runs=args.runs)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(dumps(workload))
+    write_text(out, dumps(workload))
     for line in summary_lines(workload):
         print(line)
     print(f"written: {out} (what was skipped and why, line by line: its \"trace\" block)")
@@ -345,12 +346,12 @@ def validate_benchmark_runs(args):
 
 def command_platform(args):
     from batio.platform_builder import contention_value, platform_xml
+    check_destination(args.out)
     contention = None if args.contention is None else contention_value(args.contention, args.contention_unit)
     text = platform_xml(args.nodes, args.cores, args.speed, args.node_link, args.pfs_bandwidth, args.latency,
                         contention, args.memory)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    write_text(out, text)
     print(f"{args.nodes} compute hosts node0..node{args.nodes - 1} ({args.cores} cores each"
           + (f", {args.memory} of memory" if args.memory else "") + "), storage host pfs "
           "behind pfs_link, master_host" + (f"; contention curve {contention}" if contention else ""))

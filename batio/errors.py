@@ -16,6 +16,13 @@ def quoted(name):
     return f"'{name}'" if name.isprintable() and "'" not in name else repr(name)
 
 
+def listed(names, limit=5):
+    """Names for a message, the first ``limit`` then how many more: a line stays short."""
+    names = [str(name) for name in names]
+    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
 class BatioError(Exception):
     """Base class: the CLI prints the message and exits non-zero."""
 
@@ -25,6 +32,10 @@ class BatioError(Exception):
         error = cls.__new__(cls)
         Exception.__init__(error, message)
         return error
+
+    def __reduce__(self):
+        """Pickled by its message (Dask and multiprocessing hand errors between processes)."""
+        return type(self).from_message, (str(self),)
 
 
 class InputError(BatioError):
@@ -43,6 +54,11 @@ class InputError(BatioError):
         self.job = job
         self.profile = profile
         self.field = field
+
+
+class OutputError(InputError):
+    """A result file that cannot be written (full disk, no permission...): it
+    stops a sweep rather than being recorded as a failed run."""
 
 
 class InvalidValue(BatioError, ValueError):

@@ -38,6 +38,7 @@ from batio import catalog, fit, report, sweep
 from batio.engine.workload import load_workload
 from batio.errors import InputError
 from batio.metrics import METRICS
+from batio.outfiles import write_text
 from batio.parity import truncated_workload
 from batio.tables import markdown_table
 
@@ -333,5 +334,5 @@ def write_page(path, table, skipped, summaries, made_by=""):
               "## Definitions", "", PAGE_NOTES]
     lines += [f"  - `{key}`: {meaning}" for key, meaning in fit.REQUIREMENT_KEYS.items()] + [""]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    write_text(path, "\n".join(lines))
     return path

@@ -22,28 +22,18 @@ from pathlib import Path
 import re
 from xml.sax.saxutils import quoteattr
 
-from batio.engine.contention import BANDWIDTH_UNITS, PROPERTY, parse_curve
+from batio.engine.contention import PROPERTY, parse_curve
+from batio.engine.platform_check import MAX_CORES
 from batio.errors import InputError
+from batio.quantities import BANDWIDTH_UNITS, MAX_LATENCY, SPEED_UNITS, TIME_UNITS, fails_with, quantity
 
-SPEED_UNITS = {"f": 1.0, "kf": 1e3, "Mf": 1e6, "Gf": 1e9, "Tf": 1e12, "Pf": 1e15}
-TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
-MEMORY_UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0**10, "MiB": 2.0**20,
-                "GiB": 2.0**30, "TiB": 2.0**40}
-_QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+MAX_NODES = 1 << 20
+MEMORY_UNITS = {"": 1.0, "B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0**10,
+                "MiB": 2.0**20, "GiB": 2.0**30, "TiB": 2.0**40}
 
 
-def quantity(text, units, option, kind, example_unit, positive=True):
-    """A number in the base unit (flop/s, byte/s, s) from '2.5Gf', '10GBps', '50us', or a bare
-    number, which is in the base unit already (as in SimGrid)."""
-    match = _QUANTITY.match(str(text))
-    unit = match.group(2) if match else None
-    if not match or (unit and unit not in units):
-        raise InputError(option, f"expected {kind}: a number with an optional unit "
-                                 f"({', '.join(u for u in units if u)}), e.g. '1{example_unit}', got {text!r}")
-    value = float(match.group(1)) * (units[unit] if unit else 1.0)
-    if positive and not value > 0:
-        raise InputError(option, f"must be > 0, got {text!r}")
-    return value
+def _quantity(text, units, option, what, **bounds):
+    return quantity(text, units, fails_with(option), what=what, **bounds)
 
 
 def contention_value(spec, unit="GB/s"):
@@ -52,7 +42,7 @@ def contention_value(spec, unit="GB/s"):
     path = Path(spec)
     if path.suffix == ".csv":
         from batio.calibrate import property_value, read_measurement
-        value = property_value(read_measurement(path, unit), unit)
+        value = property_value(read_measurement(path, unit, "--contention-unit"), unit)
     elif path.suffix == ".xml":
         if not path.is_file():
             raise InputError(spec, "no such file (expected the property.xml batio calibrate writes)")
@@ -69,20 +59,18 @@ def contention_value(spec, unit="GB/s"):
 
 def platform_xml(nodes, cores, speed, node_link, pfs_bandwidth, latency="50us", contention=None, memory=None):
     """The platform's XML text; every quantity is checked and written in SimGrid's base units."""
-    if nodes < 1:
-        raise InputError("--nodes", f"must be at least 1, got {nodes}")
-    if cores < 1:
-        raise InputError("--cores", f"must be at least 1, got {cores}")
-    flops = quantity(speed, SPEED_UNITS, "--speed", "a speed in flop/s per core", "Gf")
-    link = quantity(node_link, BANDWIDTH_UNITS, "--node-link", "a bandwidth in bytes/s", "GBps")
-    pfs = quantity(pfs_bandwidth, BANDWIDTH_UNITS, "--pfs-bandwidth", "a bandwidth in bytes/s", "GBps")
-    lat = quantity(latency, TIME_UNITS, "--latency", "a latency in seconds", "us", positive=False)
-    if lat < 0:
-        raise InputError("--latency", f"must be >= 0, got {latency!r}")
+    if not 1 <= nodes <= MAX_NODES:
+        raise InputError("--nodes", f"must be from 1 to {MAX_NODES}, got {nodes}")
+    if not 1 <= cores <= MAX_CORES:
+        raise InputError("--cores", f"must be from 1 to {MAX_CORES}, got {cores}")
+    flops = _quantity(speed, SPEED_UNITS, "--speed", "speed")
+    link = _quantity(node_link, BANDWIDTH_UNITS, "--node-link", "bandwidth")
+    pfs = _quantity(pfs_bandwidth, BANDWIDTH_UNITS, "--pfs-bandwidth", "bandwidth")
+    lat = _quantity(latency, TIME_UNITS, "--latency", "latency", low=0.0, high=MAX_LATENCY)
     prop = "" if contention is None else f"\n      <prop id={quoteattr(PROPERTY)} value={quoteattr(contention)}/>\n    "
     node_props = [("cores", str(cores)), ("link_bandwidth", f"{link:.10g}")]
     if memory is not None:
-        node_props.append(("memory_bytes", f"{quantity(memory, MEMORY_UNITS, '--memory', 'a size in bytes', 'GB'):.10g}"))
+        node_props.append(("memory_bytes", f"{_quantity(memory, MEMORY_UNITS, '--memory', 'memory', low=1.0, high=1e18):.10g}"))
     node_props_xml = "".join(f'\n      <prop id="{key}" value="{value}"/>' for key, value in node_props)
     return f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">

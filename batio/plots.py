@@ -23,6 +23,7 @@ from matplotlib.ticker import MaxNLocator
 import numpy as np
 
 from batio import schedule_data
+from batio.outfiles import written
 from batio.schedule_data import COLOURS, time_unit
 
 DPI = 110
@@ -101,7 +102,8 @@ def allocation_and_throughput(prefix, path, title, time_limit=None):
     bottom.set_xlabel(f"time ({name})")
     bottom.set_xlim(0, end / unit)
     figure.suptitle(title)
-    figure.savefig(path, dpi=DPI)
+    with written(path):
+        figure.savefig(path, dpi=DPI)
     return path
 
 
@@ -121,7 +123,8 @@ def utilisation_over_time(prefixes, path, title, time_limit=None):
     axes[-1].set_xlabel(f"time ({name})")
     figure.supylabel("compute hosts busy (fraction)", fontsize=9)
     figure.suptitle(title)
-    figure.savefig(path, dpi=DPI)
+    with written(path):
+        figure.savefig(path, dpi=DPI)
     return path
 
 
@@ -146,7 +149,8 @@ def slowdown_distributions(slowdowns, io_slowdowns, path, title):
         _boxes(axes[1], io_slowdowns, "I/O slowdown (execution time / alone)")
     figure.suptitle(f"{title}\nbox: quartiles, orange line: median; whiskers: 1.5 x IQR; circles: beyond; "
                     "green triangle: mean", fontsize=10)
-    figure.savefig(path, dpi=DPI)
+    with written(path):
+        figure.savefig(path, dpi=DPI)
     return path
 
 
@@ -164,5 +168,6 @@ def metric_intervals(summary, metrics, headings, path, title):
         panel.set_xticks(range(len(policies)), policies, rotation=20, fontsize=8)
         panel.set_title(headings[metric], fontsize=9)
     figure.suptitle(title)
-    figure.savefig(path, dpi=DPI)
+    with written(path):
+        figure.savefig(path, dpi=DPI)
     return path

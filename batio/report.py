@@ -23,6 +23,7 @@ import pandas as pd
 from batio import __version__, metrics, plots, uncertainty
 from batio.metrics import DEFAULT_BSLD_TAU, METRICS, job_io_slowdowns
 from batio.names import slug
+from batio.outfiles import write_text, written
 from batio.tables import markdown_table
 
 GROUP_KEYS = ["platform", "workload", "engine"]
@@ -300,8 +301,9 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
     shutil.rmtree(report_dir / "figures", ignore_errors=True)  # no figure of an earlier report survives
     report_dir.mkdir(parents=True, exist_ok=True)
     summary = summary_table(results, baseline)
-    summary.to_csv(report_dir / "summary.csv", index=False)
-    results.to_csv(report_dir / "results.csv", index=False)
+    for name, table in (("summary.csv", summary), ("results.csv", results)):
+        with written(report_dir / name):
+            table.to_csv(report_dir / name, index=False)
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# batio {title}", "",
              f"Made by batio {__version__} on {now}" + (f" from `{made_from}`" if made_from else "") + ".",
@@ -350,5 +352,5 @@ def write_report(results, out, baseline=None, title="comparison", made_from=None
               "- `report.html`: this report as an interactive page that opens offline (zoom, a tooltip per job).",
               "- `../runs/RUN_ID/`: each run's Batsim output files, `out_run.json` and `result.json`.", ""]
     path = report_dir / "report.md"
-    path.write_text("\n".join(lines))
+    write_text(path, "\n".join(lines))
     return path

@@ -51,8 +51,9 @@ from batio import __version__, catalog, metrics
 from batio.catalog import is_batsched
 from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
 from batio.engine.workload import json_problem, load_workload
-from batio.errors import BatioError, EngineError, InputError, Interrupted
+from batio.errors import BatioError, EngineError, InputError, Interrupted, OutputError
 from batio.names import slug
+from batio.outfiles import write_text, writing, written
 from batio.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -441,7 +442,8 @@ def _write_if_changed(path, text):
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
-    temporary.write_text(text)
+    with written(path):  # the message names the file the user asked for, not the temporary one
+        temporary.write_text(text)
     os.replace(temporary, path)
 
 
@@ -679,7 +681,7 @@ def _rebase_run_record(prefix, final_prefix, row):
         record.setdefault("spec", {})["out_prefix"] = str(final_prefix)
         if record.get("error"):
             record["error"] = rebased(record["error"])
-        path.write_text(json.dumps(record, indent=1))
+        write_text(path, json.dumps(record, indent=1))
 
 
 def execute_run(run, out):
@@ -701,6 +703,8 @@ def execute_run(run, out):
         if stop.here:
             raise
         return {**row, "status": INTERRUPTED, "error": f"{stop}; {RESUME_HINT}"}
+    except OutputError:
+        raise  # a full disk is no result of the run: stop, and redo it on resume
     except BatioError as error:
         row.update(status="failed", error=str(error))
     except Exception as error:  # noqa: BLE001 - a bug must not stop the sweep: keep its traceback
@@ -712,7 +716,7 @@ def execute_run(run, out):
         from batio.fit import mark_record
         mark_record(prefix, run.scheduler_name, run.degraded)
     _rebase_run_record(prefix, final / "out", row)
-    (temporary / RESULT_FILE).write_text(json.dumps(row, indent=1, default=str))
+    write_text(temporary / RESULT_FILE, json.dumps(row, indent=1, default=str))
     _publish(temporary, final)
     return row
 
@@ -835,6 +839,8 @@ def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False,
                 for future in in_flight:
                     try:
                         row = future.result()
+                    except OutputError:
+                        raise
                     except Exception as error:  # noqa: BLE001 - a dead worker: the run is to be redone
                         row = lost_run(futures[future], error)
                     counts["failed"] += row["status"] == "failed"
@@ -887,7 +893,8 @@ def gather(runs, out, tau=metrics.DEFAULT_BSLD_TAU):
 def write_results(table, out):
     path = Path(out) / RESULTS_FILE
     temporary = path.with_name(f".{path.name}.tmp")
-    table.to_csv(temporary, index=False)
+    with writing(temporary, newline="") as stream:
+        table.to_csv(stream, index=False)
     os.replace(temporary, path)
     return path
 

@@ -157,10 +157,14 @@ def test_curve_units():
 
 @pytest.mark.parametrize("value, problem", [
     ("1:1e9 4:2e9 2:3e9", "clients must increase from point to point (after 4)"),
-    ("1:1e9 2:-2e9", "the throughput must be positive"),
-    ("0:1e9", "the number of clients must be at least 1"),
+    ("1:1e9 2:-2e9", "throughput '-2e9' is out of bounds"),
+    ("0:1e9", "the number of clients '0' is not a whole number from 1"),
+    ("9" * 5000 + ":1e9", "the number of clients '99999"),  # no int() of 5,000 digits
     ("1:1e9 two:2e9", "is not 'clients:throughput'"),
     ("1:1e9 2:3furlongs", "unknown unit 'furlongs'"),
+    ("1:1e400", "throughput '1e400' is out of bounds"),  # infinity
+    ("1:1e-300", "throughput '1e-300' is out of bounds"),  # SimGrid aborts on it
+    ("\u0661:1GBps", "whole number of clients in ASCII digits"),  # an Arabic-Indic one
     ("", "is empty"),
 ])
 def test_bad_points_are_one_line_errors(tmp_path, simulate_workload, value, problem):

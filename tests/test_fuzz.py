@@ -9,7 +9,7 @@ an "internal engine error", a dead engine process, or a hang.
 
 In CI the properties run seeded (Hypothesis' ``derandomize``) and few
 (< 30 s in all); ``scripts/fuzz.py`` runs them long with random seeds
-(``BATIO_FUZZ_PROFILE=fuzz``, ``BATIO_FUZZ_EXAMPLES=N``). Every case run is
+(``BATIO_FUZZ_PROFILE=fuzz``, ``BATIO_FUZZ_EXAMPLES=N``, ``BATIO_FUZZ_SIMULATIONS=M``). Every case run is
 counted; with ``BATIO_FUZZ_REPORT=PATH`` the counts are written there.
 """
 
@@ -40,12 +40,16 @@ FINAL_STATES = {"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIM
                 "REJECTED"}
 
 
-def fuzz_settings(ci_examples):
-    return settings(settings.get_profile(PROFILE), max_examples=EXAMPLES or ci_examples)
+def fuzz_settings(ci_examples, simulating=False):
+    """CI's examples, or the campaign's; properties ``simulating`` (a SimGrid run per case,
+    seconds each) take ``BATIO_FUZZ_SIMULATIONS`` in a campaign when it is set."""
+    campaign = os.environ.get("BATIO_FUZZ_SIMULATIONS") if simulating else None
+    return settings(settings.get_profile(PROFILE), max_examples=int(campaign or EXAMPLES or ci_examples))
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(autouse=True)
 def count_cases():
+    """After each property, the counts so far (to the report too: a campaign cut short keeps them)."""
     yield
     logging.getLogger("batio.fuzz").warning("fuzz cases run: %s", dict(CASES))
     report = os.environ.get("BATIO_FUZZ_REPORT")
@@ -224,7 +228,7 @@ def platforms(draw):
             f"{links}{routes}</zone></platform>")
 
 
-@fuzz_settings(ci_examples=40)
+@fuzz_settings(ci_examples=40, simulating=True)
 @given(workload=workloads(nb_hosts=2, odds=60), platform=platforms(),
        replies=mostly(st.just([]), st.lists(events(), min_size=1, max_size=3), odds=2),
        queue=st.booleans())
@@ -267,7 +271,7 @@ CLI_VALUES = {
 }
 
 
-@fuzz_settings(ci_examples=15)
+@fuzz_settings(ci_examples=15, simulating=True)
 @given(flags=st.dictionaries(st.sampled_from(sorted(CLI_VALUES)), st.integers(0, 9), max_size=3),
        out=mostly(st.just("out"), st.sampled_from(["", "/dev/null", "afile", "afile/sub", "x" * 300])))
 def test_any_command_line_runs_or_is_one_line(flags, out):

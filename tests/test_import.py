@@ -125,7 +125,7 @@ def test_swf_sample_is_a_hash_of_seed_and_job_id():
     ("  1 100 10 50 4 -1 -1 4 120 -1 1 1 1 -1 -1 -1 -1",
      "bad.swf, line 2, field 'think_time (field 18)': an SWF job line has 18 fields, this one has 17"),
     ("  1 100 10 5x 4 -1 -1 4 120 -1 1 1 1 -1 -1 -1 -1 -1",
-     "bad.swf, line 2, field 'run_time (field 4)': '5x' is not a number"),
+     "bad.swf, line 2, field 'run_time (field 4)': value '5x' is not a number in ASCII decimal digits"),
     ("  1 -5 10 50 4 -1 -1 4 120 -1 1 1 1 -1 -1 -1 -1 -1",
      "bad.swf, line 2, field 'submit_time (field 2)': submit time -5 is negative"),
 ])
@@ -219,7 +219,8 @@ GOOD = "7|x|u|2024-03-01T10:00:00|2024-03-01T10:00:00|2024-03-01T10:01:00|00:01:
     (GOOD.replace("2024-03-01T10:00:00|2024", "yesterday|2024", 1),
      "line 2, field 'Submit': 'yesterday' is not a date such as 2024-03-01T12:34:56"),
     (GOOD.replace("COMPLETED", "EXPLODED"), "line 2, field 'State': unknown job state 'EXPLODED'"),
-    (GOOD.replace("|1|COMPLETED", "|two|COMPLETED"), "line 2, field 'NNodes': 'two' is not a whole number of nodes"),
+    (GOOD.replace("|1|COMPLETED", "|two|COMPLETED"),
+     "line 2, field 'NNodes': node count 'two' is not a whole number from 0 to 2147483647 in ASCII digits"),
     (GOOD + "|extra", "line 2, field 'State': 11 fields for the header's 10 (fields are separated by '|': "
                       "export with --parsable2)"),
     (GOOD + "\n" + GOOD, "line 3, field 'JobID': job 7 already on line 2 (export without --duplicates)"),

@@ -97,11 +97,16 @@ def test_contention_from_a_measurement_or_a_calibration(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"speed": "fast"}, "--speed: expected a speed in flop/s per core: a number with an optional unit"),
-    ({"pfs_bandwidth": "0GBps"}, "--pfs-bandwidth: must be > 0, got '0GBps'"),
-    ({"node_link": "10Gf"}, "--node-link: expected a bandwidth in bytes/s"),
-    ({"nodes": 0}, "--nodes: must be at least 1, got 0"),
-    ({"latency": "-1us"}, "--latency: expected a latency in seconds"),
+    ({"speed": "fast"}, "--speed: speed 'fast' is not a number in ASCII decimal digits and an optional unit (f, "),
+    ({"speed": "0x10f"}, "--speed: speed '0x10f' is not a number in ASCII decimal digits"),
+    ({"speed": "\u0661Gf"}, "--speed: speed '\u0661Gf' is not a number in ASCII decimal digits"),
+    ({"speed": "1e400"}, "--speed: speed '1e400' is out of bounds: expected 0.001f to 1e+30f"),
+    ({"pfs_bandwidth": "0GBps"}, "--pfs-bandwidth: bandwidth '0GBps' is out of bounds"),
+    ({"pfs_bandwidth": "1e400Bps"}, "--pfs-bandwidth: bandwidth '1e400Bps' is out of bounds"),
+    ({"node_link": "10Gf"}, "--node-link: bandwidth '10Gf' has an unknown unit 'Gf' (known: Bps, "),
+    ({"nodes": 0}, "--nodes: must be from 1 to 1048576, got 0"),
+    ({"nodes": 1099511627776}, "--nodes: must be from 1 to 1048576, got 1099511627776"),
+    ({"latency": "-1us"}, "--latency: latency '-1us' is out of bounds: expected 0s to 1e+06s"),
 ])
 def test_bad_description_is_a_one_line_error(kwargs, message):
     args = {"nodes": 2, "cores": 1, "speed": "1Gf", "node_link": "1GBps", "pfs_bandwidth": "1GBps", **kwargs}

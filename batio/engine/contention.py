@@ -44,21 +44,18 @@ import xml.etree.ElementTree as ET
 
 from batio.engine.platform import read_properties
 from batio.errors import InputError
+from batio.quantities import BANDWIDTH_UNITS, fails_with, quantity, whole
 
 log = logging.getLogger(__name__)
 
 PROPERTY = "batio:contention"
 READ_PROPERTY = "batio:contention_read"
 WRITE_PROPERTY = "batio:contention_write"
-_PROPERTIES = (PROPERTY, READ_PROPERTY, WRITE_PROPERTY)
+PROPERTIES = (PROPERTY, READ_PROPERTY, WRITE_PROPERTY)
 READ, WRITE = "read", "write"
+MAX_CLIENTS = 10 ** 9
 
-# SimGrid's bandwidth units (bytes per second, or bits with "bps").
-_UNITS = {"": 1.0, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "GBps": 1e9, "TBps": 1e12,
-          "KiBps": 2.0 ** 10, "MiBps": 2.0 ** 20, "GiBps": 2.0 ** 30, "TiBps": 2.0 ** 40,
-          "bps": 1 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8, "Gbps": 1e9 / 8, "Tbps": 1e12 / 8}
-BANDWIDTH_UNITS = _UNITS  # `batio platform` reads bandwidths with the same units
-_POINT = re.compile(r"^\s*(\d+)\s*:\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*$")
+_POINT = re.compile(r"\s*([0-9]+)\s*:\s*(\S+)\s*", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -81,40 +78,32 @@ class Curve:
 
 def parse_curve(text, source, prop, where):
     """A curve from 'clients:throughput ...'; one-line errors name file, element and property."""
-    def fail(problem):
-        raise InputError(source, f"{where}: {problem}", field=prop)
+    fail = fails_with(source, f"{where}: ", field=prop)
     parts = [part for part in re.split(r"[\s,;]+", text.strip()) if part]
     if not parts:
         fail("is empty; expected points 'clients:throughput', e.g. '1:10GBps 8:7GBps'")
     points = []
     for part in parts:
-        match = _POINT.match(part)
+        match = _POINT.fullmatch(part)
         if not match:
-            fail(f"point '{part}' is not 'clients:throughput' with a whole number of clients "
+            fail(f"point '{part}' is not 'clients:throughput' with a whole number of clients in ASCII digits "
                  "(e.g. '8:7e9' or '8:7GBps')")
-        clients, number, unit = match.groups()
-        if unit not in _UNITS:
-            fail(f"point '{part}' has an unknown unit '{unit}' (known: {', '.join(u for u in _UNITS if u)})")
-        try:
-            throughput = float(number) * _UNITS[unit]
-        except ValueError:
-            fail(f"point '{part}' has an unreadable throughput '{number}'")
-        if int(clients) < 1:
-            fail(f"point '{part}': the number of clients must be at least 1")
-        if not throughput > 0:
-            fail(f"point '{part}': the throughput must be positive")
-        if points and int(clients) <= points[-1][0]:
+        number_of_clients, number = match.groups()
+        point_fail = fails_with(source, f"{where}: point '{part}': ", field=prop)
+        throughput = quantity(number, BANDWIDTH_UNITS, point_fail, what="throughput")
+        clients = whole(number_of_clients, point_fail, low=1, high=MAX_CLIENTS, what="the number of clients")
+        if points and clients <= points[-1][0]:
             fail(f"point '{part}': clients must increase from point to point (after {points[-1][0]})")
-        points.append((int(clients), throughput))
+        points.append((clients, throughput))
     return Curve(tuple(points))
 
 
 def _curves(props, source, where):
     """(read curve, write curve) of one element's properties; None where not declared."""
-    unknown = [p for p in props if p.startswith("batio:contention") and p not in _PROPERTIES]
+    unknown = [p for p in props if p.startswith("batio:contention") and p not in PROPERTIES]
     if unknown:
-        raise InputError(source, f"{where}: unknown property (known: {', '.join(_PROPERTIES)})", field=unknown[0])
-    parsed = {p: parse_curve(props[p], source, p, where) for p in _PROPERTIES if p in props}
+        raise InputError(source, f"{where}: unknown property (known: {', '.join(PROPERTIES)})", field=unknown[0])
+    parsed = {p: parse_curve(props[p], source, p, where) for p in PROPERTIES if p in props}
     both = parsed.get(PROPERTY)
     return parsed.get(READ_PROPERTY, both), parsed.get(WRITE_PROPERTY, both)
 

@@ -145,7 +145,7 @@ class JobExecution:
         clients = self.sim.contention.started(streams) if self.sim.contention and streams else None
         code = 0
         try:
-            ptask.start()
+            self._start(ptask)
             if math.isinf(self.remaining):
                 ptask.wait()
             else:
@@ -165,6 +165,13 @@ class JobExecution:
         if not math.isinf(self.remaining):
             self.remaining -= sg.Engine.clock - began
         return code
+
+    def _start(self, ptask):
+        try:
+            ptask.start()
+        except ValueError as error:  # a Floyd or Dijkstra zone that declares no route between the job's hosts
+            raise InputError(self.sim.platform.path, f"job '{self.record.job.id}' cannot run: {error} (declare a "
+                                                     "<route> between them)", field="route") from None
 
     def _clients_leave(self, clients):
         if clients is not None:

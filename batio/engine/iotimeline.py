@@ -30,6 +30,8 @@ transfer's start (EXECUTE_JOB) and one message latency after every end
 import csv
 import math
 
+from batio.outfiles import writing
+
 _PRECISION = 1e-6  # fraction of a transfer below which SimGrid's leftovers are noise
 
 
@@ -106,7 +108,7 @@ class IoTimeline:
                 self.rows.append((now, name, 0.0, 0.0))
 
     def write_csv(self, path):
-        with open(path, "w", newline="") as stream:
+        with writing(path, newline="") as stream:
             writer = csv.writer(stream)
             writer.writerow(["time", "storage", "read_bytes_per_s", "write_bytes_per_s"])
             for time, name, read, write in self.rows:

@@ -9,6 +9,7 @@ own (see ``iotimeline``).
 """
 
 from batio import __version__
+from batio.outfiles import writing
 
 JOBS_COLUMNS = ["job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
                 "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
@@ -94,7 +95,7 @@ def job_row(record):
 
 
 def write_jobs(path, records):
-    with open(path, "w", encoding="utf-8") as stream:
+    with writing(path) as stream:
         stream.write(",".join(JOBS_COLUMNS) + "\n")
         for record in records:
             row = job_row(record)
@@ -145,13 +146,13 @@ def schedule_values(records, machine_states, scheduling_time, simulation_time):
 
 
 def write_schedule(path, values):
-    with open(path, "w", encoding="utf-8") as stream:
+    with writing(path) as stream:
         stream.write(",".join(values) + "\n")
         stream.write(",".join(values.values()) + "\n")
 
 
 def write_machine_states(path, machine_states):
-    with open(path, "w", encoding="utf-8") as stream:
+    with writing(path) as stream:
         stream.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
         for time, computing, idle in machine_states.rows:
             stream.write(f"{_g(time)},0,0,0,{idle},{computing}\n")

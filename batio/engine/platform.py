@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import xml.etree.ElementTree as ET
 
-from batio.errors import InputError
+from batio.errors import InputError, listed
 
 DEFAULT_MASTER_HOST = "master_host"
 KNOWN_ROLES = ("", "master", "storage", "compute_node")
+MAX_CLUSTER_HOSTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,16 @@ def _radical_numbers(radical: str, source, element_id):
             if len(bounds) == 1:
                 numbers.append(int(bounds[0]))
             elif len(bounds) == 2:
-                numbers.extend(range(int(bounds[0]), int(bounds[1]) + 1))
+                numbers.extend(range(int(bounds[0]), int(bounds[1]) + 1)[:MAX_CLUSTER_HOSTS + 1])
             else:
                 raise ValueError(part)
         except ValueError:
             raise InputError(source, f"cluster '{element_id}' has an unreadable radical "
                                      f"'{radical}' (expected e.g. '0-511' or '0-3,8')",
                              field="radical") from None
+        if len(numbers) > MAX_CLUSTER_HOSTS:  # SimGrid would build them all, for hours
+            raise InputError(source, f"cluster '{element_id}': radical '{radical}' makes more than "
+                                     f"{MAX_CLUSTER_HOSTS} hosts", field="radical")
     return numbers
 
 
@@ -161,7 +165,8 @@ def classify(path, host_names, role_overrides=None, master_host=DEFAULT_MASTER_H
             compute.append(name)
     if len(masters) != 1:
         raise InputError(path, f"expected exactly one master host (role 'master', or the host named "
-                               f"by --master-host, default '{DEFAULT_MASTER_HOST}'); found {masters or 'none'}")
+                               f"by --master-host, default '{DEFAULT_MASTER_HOST}'); found "
+                               f"{len(masters)}: {listed(masters) or 'none'}")
     if not compute:
         raise InputError(path, "the platform has no compute host")
     resources = [Resource(i, name, "") for i, name in enumerate(compute)]

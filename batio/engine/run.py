@@ -24,7 +24,17 @@ import time
 import traceback
 
 from batio import __version__, processes
-from batio.errors import BatioError, EngineError, InputError, Interrupted, InvalidConfiguration, SchedulerError
+from batio.errors import (
+    BatioError,
+    EngineError,
+    InputError,
+    Interrupted,
+    InvalidConfiguration,
+    OutputError,
+    SchedulerError,
+    listed,
+)
+from batio.outfiles import writing
 
 MODES = ("inprocess", "socket")
 # Longest wall-clock wait for one scheduler decision, by mode, unless --timeout
@@ -188,8 +198,8 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
             io.write_csv(f"{prefix}_io.csv")
             _write_run_record(spec, platform, f"{prefix}_run.json", sim, elapsed, error,
                               storage_bandwidths(engine, platform))
-        except OSError as problem:
-            raise InputError("--out", f"cannot write {problem.filename}: {problem.strerror}") from None
+        except OSError as problem:  # reading an input again for its digest
+            raise InputError(problem.filename, f"cannot read it again: {problem.strerror}") from None
         return elapsed
 
     def stuck(error):
@@ -265,25 +275,13 @@ def _check_outputs_writable(prefix):
 
 
 def _check_platform_numbers(path, engine, platform):
-    """Speeds, bandwidths and latencies SimGrid accepts but no run can use:
-    NaN, infinite or negative values, a zero bandwidth (every transfer on
-    the link would wait forever) and a zero speed on a compute host."""
+    """A compute host of speed 0, which platform_check lets through (other hosts may have
+    it) and no job could run on; SimGrid has already read every other number checked."""
     compute = {resource.name for resource in platform.compute}
     for host in engine.all_hosts:
-        speed = host.speed
-        if host.name in compute and not 0 < speed < math.inf:
-            raise InputError(path, f"host '{host.name}' has speed {speed:g}; a compute host's speed must be finite "
-                                   "and > 0 (Batsim 4.2.1 rejects it too)", field="speed")
-        if not 0 <= speed < math.inf:
-            raise InputError(path, f"host '{host.name}' has speed {speed:g}; it must be finite and >= 0",
-                             field="speed")
-    for link in engine.all_links:
-        if not 0 < link.bandwidth < math.inf:
-            raise InputError(path, f"link '{link.name}' has bandwidth {link.bandwidth:g} B/s; it must be finite and "
-                                   "> 0 (a transfer over it would never end, or end in no time)", field="bandwidth")
-        if not 0 <= link.latency < math.inf:
-            raise InputError(path, f"link '{link.name}' has latency {link.latency:g} s; it must be finite and >= 0",
-                             field="latency")
+        if host.name in compute and not host.speed > 0:
+            raise InputError(path, f"host '{host.name}' has speed {host.speed:g}; a compute host's speed must be "
+                                   "finite and > 0 (Batsim 4.2.1 rejects it too)", field="speed")
 
 
 def _deadlock_message(sim):
@@ -293,10 +291,7 @@ def _deadlock_message(sim):
     waiting = [r.job.id for r in sim.records.values() if r.state == "SUBMITTED"]
     unsubmitted = [r.job.id for r in sim.records.values() if r.state == "NOT_SUBMITTED"]
 
-    def some(ids):
-        return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-
-    parts = [f"{len(ids)} {what} ({some(ids)})" for ids, what in
+    parts = [f"{len(ids)} {what} ({listed(ids)})" for ids, what in
              ((running, "running"), (waiting, "waiting"), (unsubmitted, "not submitted yet")) if ids]
     return (f"the simulation deadlocked at t={sim.now():.6f}: SimGrid has nothing left that can progress, with "
             f"{', '.join(parts) or 'no job left'}; a job that never ends usually moves bytes over a link or "
@@ -337,7 +332,7 @@ def _write_run_record(spec, platform, path, sim, elapsed, error, storage_bandwid
         "wall_time_s": elapsed,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
-    with open(path, "w") as stream:
+    with writing(path) as stream:
         json.dump(record, stream, indent=1)
 
 
@@ -414,7 +409,7 @@ def _cause_traceback(error):
     return "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
 
 
-_ERRORS = {cls.__name__: cls for cls in (InputError, SchedulerError, EngineError, BatioError)}
+_ERRORS = {cls.__name__: cls for cls in (OutputError, InputError, SchedulerError, EngineError, BatioError)}
 
 
 def simulate(spec: RunSpec, on_progress=None):
@@ -424,6 +419,10 @@ def simulate(spec: RunSpec, on_progress=None):
     the child gets the same signal, writes its partial outputs, and
     ``Interrupted`` is raised; if this process is killed, the child ends with it.
     """
+    from batio.engine.platform import read_properties
+    from batio.engine.platform_check import check_platform_xml
+    read_properties(spec.platform)  # malformed XML: one line before SimGrid sees it
+    check_platform_xml(spec.platform)  # values SimGrid misreads or aborts on, here so that warnings show
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(spec, sender, os.getpid()), daemon=True)

@@ -34,6 +34,9 @@ OPTIONAL_PROFILE_FIELDS = {
     "composed": {"repeat": "count"},
 }
 DEFAULT_STORAGE_LABEL = "pfs"
+# Bounds on composed profiles: nesting levels, and sub-profiles one job runs in all.
+MAX_COMPOSED_DEPTH = 100
+MAX_COMPOSED_STEPS = 1_000_000
 
 
 @dataclass
@@ -141,7 +144,7 @@ def check_profile(source, name, profile, profiles):
         raise InputError(source, "must be a JSON object", profile=name)
     check_name(source, name, "profile name", profile=name)
     kind = profile.get("type")
-    if kind not in PROFILE_FIELDS:
+    if not isinstance(kind, str) or kind not in PROFILE_FIELDS:
         raise InputError(source, f"unknown profile type {kind!r} (batio runs: "
                                  f"{', '.join(sorted(PROFILE_FIELDS))})", profile=name, field="type")
     for key, field_kind in PROFILE_FIELDS[kind].items():
@@ -159,23 +162,53 @@ def check_profile(source, name, profile, profiles):
                              profile=name, field="ret")
 
 
-def _check_composition_is_finite(source, profiles):
-    """A composed profile must not contain itself, directly or not."""
-    state = {}
+def _chain(names):
+    """A chain of profile names for a message, its middle left out when long."""
+    shown = names if len(names) <= 6 else [*names[:3], f"... {len(names) - 5} more ...", *names[-2:]]
+    return " -> ".join(shown)
 
-    def visit(name, chain):
-        if state.get(name) == "done":
-            return
-        if state.get(name) == "visiting":
-            raise InputError(source, f"composed profiles form a cycle: {' -> '.join(chain + [name])}",
-                             profile=chain[0], field="seq")
-        state[name] = "visiting"
-        for child in profiles[name].get("seq", []) if profiles[name]["type"] == "composed" else []:
-            visit(child, chain + [name])
-        state[name] = "done"
 
-    for name in profiles:
-        visit(name, [])
+def _check_compositions(source, profiles):
+    """Composed profiles must be finite and bounded: no cycle, at most
+    MAX_COMPOSED_DEPTH levels, and at most MAX_COMPOSED_STEPS sub-profiles
+    run per job (``repeat`` multiplies through the levels). Walked
+    iteratively, each profile once: a chain 2,000 deep or 40 levels of
+    doubling cost no more than their size."""
+    steps, depth = {}, {}
+
+    def children(name):
+        return iter(profiles[name]["seq"] if profiles[name]["type"] == "composed" else ())
+
+    for root in profiles:
+        stack, path = [(root, children(root))], [root]
+        while stack and root not in steps:
+            name, pending = stack[-1]
+            child = next(pending, None)
+            if child is not None and child not in steps:
+                if child in path:
+                    cycle = path[path.index(child):] + [child]
+                    raise InputError(source, f"composed profiles form a cycle: {_chain(cycle)}", profile=child,
+                                     field="seq")
+                stack.append((child, children(child)))
+                path.append(child)
+                continue
+            if child is not None:
+                continue
+            stack.pop()
+            path.pop()
+            profile = profiles[name]
+            if profile["type"] != "composed":
+                steps[name], depth[name] = 1, 0
+                continue
+            steps[name] = profile.get("repeat", 1) * sum(steps[c] for c in profile["seq"])
+            depth[name] = 1 + max(depth[c] for c in profile["seq"])
+            if depth[name] > MAX_COMPOSED_DEPTH:
+                raise InputError(source, f"composed profiles nest more than {MAX_COMPOSED_DEPTH} levels deep",
+                                 profile=name, field="seq")
+            if steps[name] > MAX_COMPOSED_STEPS:
+                raise InputError(source, f"a job running it would run more than {MAX_COMPOSED_STEPS:,} "
+                                         "sub-profiles ('repeat' times the length of 'seq', through every level), "
+                                         "the most batio runs per job", profile=name, field="repeat")
 
 
 def check_job(source, workload_name, raw, profiles) -> Job:
@@ -258,7 +291,7 @@ def load_workload(path, name) -> Workload:
     profiles = data["profiles"]
     for profile_name, profile in profiles.items():
         check_profile(path, profile_name, profile, profiles)
-    _check_composition_is_finite(path, profiles)
+    _check_compositions(path, profiles)
     jobs, seen = [], set()
     for raw in data["jobs"]:
         job = check_job(path, name, raw, profiles)

@@ -9,6 +9,7 @@ workload's ``trace`` block; every malformed line is a one-line ``InputError``
 naming the file, the line and the field. docs/formats.md states the mapping.
 """
 
+from batio.engine.workload import INT_MAX
 from batio.errors import InputError
 from batio.importers import jobsio, sacct, swf
 from batio.importers.common import Selection, build_workload, dumps, parse_duration, parse_instant, summary_lines
@@ -26,8 +27,8 @@ def import_trace(format, path, *, start=None, end=None, warmup=None, cooldown=No
     ``warmup``/``cooldown`` durations as text ('3600', '12h', '2d'); ``darshan``: Darshan
     logs or folders whose I/O the jobs get (``darshan_io``); ``week`` and ``runs``
     (``darshan_runs.csv``): the jobsio format's week and per-launch records."""
-    if nodes is not None and nodes < 1:
-        raise InputError("--nodes", f"must be at least 1, got {nodes}")
+    if nodes is not None and not 1 <= nodes <= INT_MAX:
+        raise InputError("--nodes", f"must be from 1 to {INT_MAX} (Batsim reads nb_res as a C int), got {nodes}")
     if format != "jobsio" and (week is not None or runs is not None):
         raise InputError("--week" if week is not None else "--runs", "applies to the jobsio format only")
     if format == "swf":

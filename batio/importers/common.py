@@ -20,7 +20,9 @@ import logging
 import math
 import re
 
+from batio.engine.workload import INT_MAX
 from batio.errors import InputError
+from batio.quantities import PLAIN, fails_with, quantity
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,27 @@ EXAMPLE_LINES = 10
 # its submissions has no scheduler state to restore).
 BEFORE_QUEUED, WARMUP, EVALUATED, COOLDOWN = -1, 0, 1, 2
 CATEGORIES = (BEFORE_QUEUED, WARMUP, EVALUATED, COOLDOWN)
+# Trace times and durations are at most this many seconds (about 317 years):
+# dates stay within what datetime represents, and times keep sub-second digits.
+MAX_TRACE_SECONDS = 1e10
+
+
+def read_text(path, what):
+    """The text of a UTF-8 trace file; one line naming the file if it cannot be read or is not UTF-8."""
+    try:
+        data = open(path, "rb").read()
+    except OSError as error:
+        raise InputError(path, f"cannot read the {what}: {error.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(path, f"not UTF-8 text (byte {data[error.start]:#x} at offset {error.start}); a {what} "
+                               "is UTF-8 or ASCII text (UTF-16 files start with byte 0xff or 0xfe)") from None
+
+
+def trace_number(text, source, field, *, low=-MAX_TRACE_SECONDS, high=MAX_TRACE_SECONDS):
+    """A number of a trace in ASCII decimal digits, within [low, high]."""
+    return quantity(text, PLAIN, fails_with(source, field=field), low=low, high=high, what="value")
 
 
 @dataclass
@@ -82,7 +105,7 @@ class TraceClock:
         return (moment.replace(tzinfo=None) if self.unzoned else moment).isoformat()
 
 
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([smhdw]?)\s*$")
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([smhdw]?)\s*$", re.ASCII)
 _DURATION_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -92,31 +115,36 @@ def parse_duration(text, option):
     if not match:
         raise InputError(option, f"expected a duration in seconds or with a unit s, m, h, d, w (e.g. '12h'), "
                                  f"got {text!r}")
-    return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+    value = float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+    if not value <= MAX_TRACE_SECONDS:
+        raise InputError(option, f"must be at most {MAX_TRACE_SECONDS:g} seconds, got {text!r}")
+    return value
 
 
 def parse_instant(text, option, clock):
     """Trace seconds from a number of trace seconds or, when the trace is dated, a date
-    ('1996-10-01', '1996-10-01T08:00', with an optional UTC offset)."""
+    ('1996-10-01', '1996-10-01T08:00', with an optional UTC offset); at most
+    MAX_TRACE_SECONDS from the trace's time 0."""
     try:
-        value = float(text)
+        value = float(text) if text.isascii() else math.nan
     except ValueError:
-        pass
-    else:
-        if not math.isfinite(value):
-            raise InputError(option, f"expected trace seconds or a date, got {text!r}")
-        return value
-    if clock.epoch is None:
+        value = None
+    if value is None and clock.epoch is None:
         raise InputError(option, f"{text!r} is not a number of seconds, and this trace has no date to "
                                  "count from (an SWF trace needs a UnixStartTime header line)")
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(option, f"expected trace seconds or a date such as 1996-10-01 or "
-                                 f"1996-10-01T08:00, got {text!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=clock.zone)
-    return (moment - clock.epoch).total_seconds()
+    if value is None:
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise InputError(option, f"expected trace seconds or a date such as 1996-10-01 or "
+                                     f"1996-10-01T08:00, got {text!r}") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=clock.zone)
+        value = (moment - clock.epoch).total_seconds()
+    if not abs(value) <= MAX_TRACE_SECONDS:
+        raise InputError(option, f"expected trace seconds or a date within {MAX_TRACE_SECONDS:g} s (about 317 "
+                                 f"years) of the trace's start, got {text!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -196,6 +224,10 @@ def build_workload(records, tally, selection, *, nb_nodes, info, clock=TraceCloc
     machine_from_jobs = nb_nodes is None
     if machine_from_jobs and records:
         nb_nodes = max(r.res for r in records)
+    if nb_nodes is not None and not 1 <= nb_nodes <= INT_MAX:
+        source = "largest job" if machine_from_jobs else info.get("machine_nodes_from", "--nodes")
+        raise InputError(info["file"], f"the machine would have {nb_nodes:.4g} nodes ({source}); batio run and "
+                                       f"Batsim read nb_res as a C int, from 1 to {INT_MAX}: give --nodes")
     kept = []
     for record in records:
         if record.res > nb_nodes:

@@ -24,8 +24,12 @@ counted, with their job ids.
 """
 
 from collections import defaultdict
+from contextlib import contextmanager
+import gc
 import logging
+import os
 from pathlib import Path
+import tempfile
 
 from batio.engine.workload import profiles_reached
 from batio.errors import InputError
@@ -51,6 +55,22 @@ def log_files(paths):
     return files
 
 
+@contextmanager
+def _c_stderr_into(said):
+    """What C code (libdarshan-util) writes on file descriptor 2 in the block, appended to ``said``
+    instead of reaching the terminal: batio reports it in its own one line."""
+    saved = os.dup(2)
+    with tempfile.TemporaryFile("w+") as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            said.append(capture.read())
+
+
 def read_log(path):
     """{jobid, nprocs, read, written, io_seconds} of one Darshan log."""
     try:
@@ -58,10 +78,16 @@ def read_log(path):
         from darshan.backend.cffi_backend import accumulate_records
     except ImportError:
         raise InputError("--darshan", "needs PyDarshan: .venv/bin/pip install -e '.[darshan]'") from None
-    try:
-        report = darshan.DarshanReport(str(path), read_all=False)
-    except RuntimeError as error:
-        raise InputError(path, f"not a Darshan log PyDarshan can read ({error})") from None
+    said, failure = [], None
+    with _c_stderr_into(said):
+        try:
+            report = darshan.DarshanReport(str(path), read_all=False)
+        except RuntimeError as error:
+            failure = str(error).splitlines()[0] if str(error) else "unreadable"
+        gc.collect()  # the half-made report complains on fd 2 when collected: here, not later
+    if failure is not None:
+        detail = next((line.removeprefix("Error: ") for line in said[0].splitlines() if line.strip()), failure)
+        raise InputError(path, f"not a Darshan log PyDarshan can read: {detail}")
     with report:
         job = report.metadata["job"]
         result = {"jobid": job["jobid"], "nprocs": job["nprocs"], "read": 0, "written": 0, "io_seconds": 0.0}

@@ -12,8 +12,10 @@ import logging
 from pathlib import Path
 import re
 
+from batio.engine.workload import INT_MAX, check_name
 from batio.errors import InputError
-from batio.importers.common import Record, Tally, TraceClock
+from batio.importers.common import MAX_TRACE_SECONDS, Record, Tally, TraceClock, read_text
+from batio.quantities import fails_with, whole
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +36,7 @@ NO_LIMIT = ("UNLIMITED", "INFINITE")
 PARTITION_LIMIT = "Partition_Limit"
 UNKNOWN_DATES = ("", "Unknown", "None", "N/A")
 
-_DURATION = re.compile(r"^(?:(\d+)-)?(\d+(?:\.\d+)?)(?::(\d+(?:\.\d+)?))?(?::(\d+(?:\.\d+)?))?$")
+_DURATION = re.compile(r"^(?:(\d+)-)?(\d+(?:\.\d+)?)(?::(\d+(?:\.\d+)?))?(?::(\d+(?:\.\d+)?))?$", re.ASCII)
 
 
 def parse_duration(text, where, field):
@@ -53,12 +55,16 @@ def parse_duration(text, where, field):
     if days is not None:
         # days-hours[:minutes[:seconds]]
         hours, minutes, seconds = (parts + [0, 0])[:3]
-        return int(days) * 86400 + hours * 3600 + minutes * 60 + seconds
-    if len(parts) == 3:
-        return parts[0] * 3600 + parts[1] * 60 + parts[2]
-    if len(parts) == 2:
-        return parts[0] * 60 + parts[1]
-    return parts[0] * 60
+        value = float(days) * 86400 + hours * 3600 + minutes * 60 + seconds
+    elif len(parts) == 3:
+        value = parts[0] * 3600 + parts[1] * 60 + parts[2]
+    elif len(parts) == 2:
+        value = parts[0] * 60 + parts[1]
+    else:
+        value = parts[0] * 60
+    if not value <= MAX_TRACE_SECONDS:
+        raise InputError(where, f"{text!r} is more than {MAX_TRACE_SECONDS:g} seconds", field=field)
+    return value
 
 
 def parse_date(text, where, field):
@@ -68,7 +74,9 @@ def parse_date(text, where, field):
     if text in UNKNOWN_DATES:
         return None
     try:
-        moment = datetime.fromisoformat(text)
+        moment = datetime.fromisoformat(text) if text.isascii() else None
+        if moment is None:
+            raise ValueError(text)
     except ValueError:
         raise InputError(where, f"{text!r} is not a date such as 2024-03-01T12:34:56", field=field) from None
     if moment.tzinfo is None:
@@ -81,7 +89,8 @@ def _job_id(text, where):
         raise InputError(where, "empty job id", field="JobID")
     if "!" in text:
         raise InputError(where, "a job id must not contain '!' (Batsim's workload separator)", field="JobID")
-    return int(text) if text.isdigit() else text
+    check_name(where, text, "job id", field="JobID")
+    return int(text) if text.isascii() and text.isdigit() else text
 
 
 def _columns(header_line, path):
@@ -108,10 +117,7 @@ def _split(line, names, where):
 
 def read(path, *, nodes=None, keep_cancelled=False):
     """(records, tally of skipped lines, info, clock, machine nodes) of a sacct export."""
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as error:
-        raise InputError(path, f"cannot read the export: {error.strerror}") from None
+    lines = read_text(path, "sacct export").splitlines()
     if not lines:
         raise InputError(path, "empty file: expected sacct --parsable2 output with its header line")
     # --parsable (not --parsable2) ends every line with a '|'
@@ -145,6 +151,9 @@ def read(path, *, nodes=None, keep_cancelled=False):
     for record in records:  # trace seconds count from the first submission kept
         record.submit -= first
         record.start -= first
+        if max(abs(record.submit), abs(record.start)) > MAX_TRACE_SECONDS:
+            raise InputError(f"{path}, line {record.line}", f"submitted or started more than "
+                             f"{MAX_TRACE_SECONDS:g} s (about 317 years) from the first submission", field="Submit")
     info = {"format": "sacct", "file": Path(path).name, "records": read_count,
             "columns_ignored": [name for name in names if name not in REQUIRED and name not in OPTIONAL]}
     if nodes is not None:
@@ -165,10 +174,7 @@ def _record(row, job_id, number, where, keep_cancelled, tally):
     limit = parse_duration(row["Timelimit"], where, "Timelimit") if row["Timelimit"].strip() else None
     if limit is not None and limit <= 0:
         raise InputError(where, f"time limit {row['Timelimit']!r} is not > 0", field="Timelimit")
-    try:
-        node_count = int(row["NNodes"])
-    except ValueError:
-        raise InputError(where, f"{row['NNodes']!r} is not a whole number of nodes", field="NNodes") from None
+    node_count = whole(row["NNodes"], fails_with(where, field="NNodes"), low=0, high=INT_MAX, what="node count")
     if state in NOT_ENDED:
         tally.add("not_ended", number)
         return None
@@ -215,9 +221,6 @@ def _record(row, job_id, number, where, keep_cancelled, tally):
     if "command" not in fields and "name" in fields:
         fields["command"] = fields["name"]
     if "cpus" in fields:
-        try:
-            fields["cpus"] = int(fields["cpus"])
-        except ValueError:
-            raise InputError(where, f"{fields['cpus']!r} is not a whole number of CPUs", field="NCPUS") from None
+        fields["cpus"] = whole(fields["cpus"], fails_with(where, field="NCPUS"), low=0, high=INT_MAX, what="CPU count")
     return Record(line=number, id=job_id, submit=submit, runtime=elapsed, walltime=walltime, res=node_count,
                   start=start, fields=fields, oddities=tuple(oddities))

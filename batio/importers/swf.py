@@ -16,7 +16,7 @@ import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from batio.errors import InputError
-from batio.importers.common import Record, Tally, TraceClock
+from batio.importers.common import MAX_TRACE_SECONDS, Record, Tally, TraceClock, read_text, trace_number
 
 log = logging.getLogger(__name__)
 
@@ -59,29 +59,20 @@ def parse_line(text, where):
                          field=_field_name(min(len(tokens), len(FIELDS) - 1)))
     values = []
     for index, token in enumerate(tokens):
-        try:
-            value = float(token)
-        except ValueError:
-            raise InputError(where, f"{token!r} is not a number", field=_field_name(index)) from None
-        if not math.isfinite(value):
-            raise InputError(where, f"{token!r} is not a finite number", field=_field_name(index))
+        value = trace_number(token, where, _field_name(index))
         values.append(int(value) if value.is_integer() else value)
     return values
 
 
-def _header_number(header, key, path):
+def _header_number(header, key, path, low=-MAX_TRACE_SECONDS):
     if key not in header:
         return None
-    try:
-        value = float(header[key])
-    except ValueError:
-        raise InputError(path, f"header '; {key}: {header[key]}' is not a number", field=key) from None
-    return value
+    return trace_number(header[key], f"{path}, header '; {key}'", key, low=low)
 
 
 def clock_of(header, path):
     """The trace's clock: submit times count from UnixStartTime, dates in TimeZoneString's zone."""
-    start = _header_number(header, "UnixStartTime", path)
+    start = _header_number(header, "UnixStartTime", path, low=0)
     if start is None:
         return TraceClock()
     zone = UTC
@@ -111,10 +102,7 @@ def read(path, *, cores_per_node=1, nodes=None, keep_cancelled=False):
     """(records, tally of skipped lines, info, clock, machine nodes) of an SWF file."""
     if cores_per_node < 1:
         raise InputError("--cores-per-node", f"must be at least 1, got {cores_per_node}")
-    try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise InputError(path, f"cannot read the trace: {error.strerror}") from None
+    text = read_text(path, "trace")
     header, records, tally = {}, [], Tally()
     missing = Counter()
     lines_of_id = {}
