@@ -8,8 +8,9 @@ them and checks the options as the scheduler will; ``unmet`` lists what the
 inputs (``InputFacts``) lack. A policy that does not fit is refused before
 time 0 (``Unfit``, an ``InvalidConfiguration``) unless the user allows it, and then its
 results are marked degraded (``mark_record`` and the ``degraded`` column of
-a sweep's table). Schedulers that declare nothing (pybatsim's, a user's
-plain file) fit every input.
+a sweep's table). Schedulers that declare nothing, and files outside
+batio's own schedulers (pybatsim's, a user's: not imported before the run),
+fit every input.
 """
 
 from dataclasses import dataclass
@@ -67,7 +68,14 @@ def _module_key(path):
 def _declaring_class(path):
     """The scheduler class of ``path`` when it declares its needs, else None.
 
+    Only batio's own scheduler files are imported here, in the command's
+    process: a user's file runs its import under the run's ``--timeout`` and
+    in the engine's process group (a file that loops or forks while imported
+    must not hang or outlive batio), so it is checked by the run, not before.
     A file that cannot be loaded is left to the run, which reports it as it always has."""
+    if not Path(path).resolve().is_relative_to(batio_schedulers_folder()):
+        logger.debug("%s: a user's scheduler file, not imported before the run", path)
+        return None
     try:
         found = scheduler_class(path)
     except Exception:  # noqa: BLE001 - the run reports the error in its own words
