@@ -402,10 +402,10 @@ def test_option_defaults_and_aliases():
 def test_options_are_parsed_once_for_the_whole_class_hierarchy(monkeypatch):
     """WorkloadAdaptive -> IoAware -> Backfill: one parse of the options all
     three declare, each level reading its own from ``settings``."""
-    from batio.schedulers import backfill
+    from batio import options
     from batio.schedulers.workload_adaptive.workloadAdaptive import WorkloadAdaptive
     calls = []
-    monkeypatch.setattr(backfill, "parse_options", lambda *args: calls.append(args) or parse_options(*args))
+    monkeypatch.setattr(options, "parse_options", lambda *args: calls.append(args) or parse_options(*args))
     sched = WorkloadAdaptive({"backfill_max": 1, "limit": 10, "two_group": False})
     assert len(calls) == 1
     assert (sched.backfill_max, sched.R_limit, sched.two_group) == (1, 10 * 2 ** 30, False)
