@@ -301,12 +301,17 @@ def _deadlock_message(sim):
 def storage_bandwidths(engine, platform):
     """{storage host: bytes/s of the narrowest link that every compute host's route to it
     crosses}: the capacity all jobs' writes to that host share (XML bandwidth, before any
-    contention curve). None for a storage host no such link reaches."""
+    contention curve). None for a storage host no such link reaches, or that some compute
+    host has no route to (a Floyd or Dijkstra zone declaring none: the run said so)."""
     hosts = {h.name: h for h in engine.all_hosts}
     compute = [hosts[r.name] for r in platform.compute]
     capacities = {}
     for storage in platform.storage:
-        routes = [{link.name: link.bandwidth for link in c.route_to(hosts[storage.name])[0]} for c in compute]
+        try:
+            routes = [{link.name: link.bandwidth for link in c.route_to(hosts[storage.name])[0]} for c in compute]
+        except ValueError:  # SimGrid: "No route from ..."
+            capacities[storage.name] = None
+            continue
         shared = set.intersection(*(set(route) for route in routes)) if routes else set()
         capacities[storage.name] = min((routes[0][name] for name in shared), default=None)
     return capacities
