@@ -67,11 +67,14 @@ def measured_jobs(workload):
     return pd.DataFrame(rows)
 
 
-def median_bandwidth(jobs):
-    """Median over jobs with bytes and a measured transfer time of bytes / that time (B/s)."""
+def median_bandwidth(jobs, source="--train"):
+    """Median over jobs with bytes and a measured transfer time of bytes / that time (B/s);
+    ``source`` names the workload in the error when there is none."""
     known = jobs[(jobs["bytes"] > 0) & (jobs["measured"] > 0)]
     if known.empty:
-        raise InputError("--train", "no job with bytes and a measured transfer time to take a bandwidth from")
+        raise InputError(source, "no job with bytes and a measured transfer time (records without rank counts "
+                                 "import as io_time_unknown: see the workload's trace block), so nothing to "
+                                 "validate or to take a baseline bandwidth from")
     return float((known["bytes"] / known["measured"]).median())
 
 
@@ -114,12 +117,15 @@ def validate(platform, workloads, out, train=None):
     both written to ``out`` (validation.csv, validation_jobs.csv)."""
     out = Path(out)
     train_jobs = measured_jobs(load(train)) if train else None
+    if train_jobs is not None:
+        median_bandwidth(train_jobs, train)  # a training week without measurements: said before any replay
     frames = []
     for path in workloads:
         workload = load(path)
         group = group_name(workload, path)
         jobs = measured_jobs(workload)
-        bandwidth = median_bandwidth(jobs if train_jobs is None else train_jobs)
+        median_bandwidth(jobs, path)  # no measured job: nothing to hold the simulation against
+        bandwidth = median_bandwidth(jobs if train_jobs is None else train_jobs, train or path)
         log.info("%s: baseline bandwidth %.4g B/s (%s)", group, bandwidth, train or "in-sample")
         folder = out / group
         folder.mkdir(parents=True, exist_ok=True)

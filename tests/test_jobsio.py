@@ -152,3 +152,18 @@ def test_a_job_killed_at_its_walltime_is_left_out_of_the_pairs(tmp_path):
     rows = table.set_index(["group", "predictor"])
     assert rows.loc[("w1", PLATFORM), "pairs"] == rows.loc[("w1", BASELINE), "pairs"] == 1
     assert rows.loc[("w1", PLATFORM), "median_ape"] == pytest.approx(80.0, abs=0.1)  # job 1: 6 s for 30 s
+
+
+def test_a_week_without_measured_transfer_times_is_refused_naming_it(tmp_path, capsys):
+    # Job 4 of w1 has no rank count (io_time_unknown): a week of only such jobs has nothing to validate.
+    lines = TINY.read_text().splitlines()
+    header, rows = lines[0], lines[1:]
+    only_unknown = [row for row in rows if row.split(",")[0] == "w1"][3:4]
+    source = tmp_path / "unknown.csv"
+    source.write_text("\n".join([header, *only_unknown]) + "\n")
+    workload = tmp_path / "u.json"
+    assert main(["import", "jobsio", str(source), "--nodes", "16", "--out", str(workload)]) == 0
+    capsys.readouterr()
+    assert main(["validate", "--platform", str(PLATFORM_16), "--workload", str(workload),
+                 "--out", str(tmp_path / "v")]) == 2
+    assert capsys.readouterr().err.startswith(f"batio: error: {workload}: no job with bytes and a measured transfer")
