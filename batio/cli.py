@@ -126,17 +126,22 @@ def command_run(args):
         finally:
             progress.close()
         nb_compute = result["nb_compute"]
+    print_summary(spec, args.engine, nb_compute)
+    return 0
+
+
+def print_summary(spec, engine, nb_compute=None):
+    """What `batio run` prints of a finished run (also the compose services', batio.compose)."""
     if nb_compute is None:
         from batio.engine.platform import classify, read_properties
         properties, _ = read_properties(spec.platform)
         nb_compute = len(classify(spec.platform, list(properties), spec.roles, spec.master_host).compute)
     summary = metrics.summarize(spec.out_prefix, nb_compute)
     print(f"{Path(spec.scheduler).stem} {json.dumps(spec.options)} on {Path(spec.platform).name} "
-          f"with {', '.join(Path(w).name for w in spec.workloads)} ({args.engine} engine)")
+          f"with {', '.join(Path(w).name for w in spec.workloads)} ({engine} engine)")
     print(metrics.format_summary(summary))
     print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
-          + (", _io.csv" if args.engine == "embedded" else ""))
-    return 0
+          + (", _io.csv" if engine == "embedded" else ""))
 
 
 def _print_tables(table, baseline):
