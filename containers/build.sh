@@ -37,12 +37,14 @@ src=$(source_of redox https://github.com/hmartiro/redox.git "$REDOX_REV")
 cmake -S "$src" -B "$src/build" -DCMAKE_INSTALL_PREFIX="$PREFIX" -DCMAKE_INSTALL_LIBDIR=lib \
     -DCMAKE_BUILD_TYPE=Release -Dstatic_lib=OFF >/dev/null
 make -C "$src/build" -j"$JOBS" install >/dev/null
+# redox installs to lib64 whatever the install prefix says.
+if [ -d "$PREFIX/lib64" ]; then mv "$PREFIX"/lib64/* "$PREFIX/lib/" && rmdir "$PREFIX/lib64"; fi
 pc redox "-lredox -lhiredis -lev"
 
 for name in batsim batsched; do
     if [ "$name" = batsim ]; then rev=$BATSIM_REV; else rev=$BATSCHED_REV; fi
     src=$(source_of "$name" "https://framagit.org/batsim/$name.git" "$rev")
-    meson setup "$src/build" "$src" --buildtype=release --prefix="$PREFIX" -Dcpp_link_args="-Wl,-rpath,$PREFIX/lib" >/dev/null
-    ninja -C "$src/build" -j"$JOBS" install >/dev/null
+    meson setup "$src/build" "$src" --buildtype=release --prefix="$PREFIX" -Dcpp_link_args="-Wl,-rpath,$PREFIX/lib"
+    ninja -C "$src/build" -j"$JOBS" install
 done
 rm -rf "$work"
