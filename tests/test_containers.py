@@ -44,8 +44,10 @@ def compose_tools():
     tools = []
     if shutil.which("podman") and _works(["podman", "image", "exists", image]) and shutil.which("podman-compose"):
         tools.append(("podman-compose", ["podman-compose"], {}))
-    if shutil.which("docker") and _docker_api_answers() and _works(["docker", "image", "inspect", image]):
+    if shutil.which("docker") and _docker_api_answers():
         socket = {} if os.environ.get("DOCKER_HOST") else {"DOCKER_HOST": _first_answering_socket()}
+        if not _works(["docker", "image", "inspect", image], env={**os.environ, **socket}):
+            return tools
         if _works(["docker", "compose", "version"], env={**os.environ, **socket}):
             tools.append(("docker compose", ["docker", "compose"], socket))
         if shutil.which("docker-compose"):
