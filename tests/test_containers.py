@@ -140,11 +140,12 @@ def test_another_platform_file(tmp_path):
 def test_comparison_in_containers_writes_batio_compares_report(tmp_path):
     out = OUT / "compare"
     shutil.rmtree(ROOT / out, ignore_errors=True)
-    run = compose(TOOLS[0], "run", "--rm", "compare", SCHEDULERS="easy,conservative,batsched:easy_bf",
-                  COMPARE_OUT=str(out), COMPARE_ARGS="--no-io-slowdown")
+    run = compose(TOOLS[0], "--profile", "compare", "run", "--rm", "compare",
+                  SCHEDULERS="easy,conservative,batsched:easy_bf", COMPARE_OUT=str(out),
+                  COMPARE_ARGS="--no-io-slowdown")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     results = pd.read_csv(ROOT / out / "results.csv")
-    assert list(results["scheduler"]) == ["easy", "conservative", "batsched:easy_bf"]
+    assert list(results["policy"]) == ["easy", "conservative", "batsched:easy_bf"]
     assert (results["status"] == "ok").all() and (results["engine"] == "batsim").all()
     assert (ROOT / out / "report" / "report.md").is_file()
     if shutil.which("batsim"):  # the same runs on the host: the same jobs' times
@@ -152,7 +153,7 @@ def test_comparison_in_containers_writes_batio_compares_report(tmp_path):
                      "--schedulers", "easy,conservative", "--no-io-slowdown", "--quiet",
                      "--out", str(tmp_path / "host")]) == 0
         for row in pd.read_csv(tmp_path / "host" / "results.csv").itertuples():
-            inside = ROOT / out / results.set_index("scheduler").loc[row.scheduler, "run_dir"] / "out_jobs.csv"
+            inside = ROOT / out / results.set_index("policy").loc[row.policy, "run_dir"] / "out_jobs.csv"
             assert inside.read_bytes() == (tmp_path / "host" / row.run_dir / "out_jobs.csv").read_bytes()
 
 
