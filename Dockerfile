@@ -37,8 +37,9 @@ COPY batio /batio/batio
 COPY schedulers /batio/schedulers
 COPY platforms /batio/platforms
 COPY workloads /batio/workloads
-# ca-certificates.crt: a machine's own CA bundle, for builds behind a TLS proxy (sources.sh copies it).
-COPY containers/sources/ /src/
+# ca-certificates.crt: a machine's own CA bundle, for builds behind a TLS proxy (sources.sh
+# copies it; README.md is there so that the line holds without it).
+COPY containers/sources/README.md containers/sources/ca-certificates.cr[t] /src/
 RUN if [ -f /src/ca-certificates.crt ]; then export PIP_CERT=/src/ca-certificates.crt; fi \
     && python3 -m venv --system-site-packages /opt/venv \
     && /opt/venv/bin/pip install -q --no-cache-dir -e . \
