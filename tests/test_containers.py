@@ -84,7 +84,8 @@ def compose(tool, *arguments, timeout=3600, **settings):
 
 def up(tool, **settings):
     """`up` of Batsim and the scheduler; the folder of the outputs."""
-    out = OUT / tool[0].replace(" ", "-") / settings["SCHEDULER"].replace(":", "_") / settings.get("PLATFORM", "")
+    name = "-".join(filter(None, [settings["SCHEDULER"].replace(":", "_"), Path(settings.get("PLATFORM", "")).stem]))
+    out = OUT / tool[0].replace(" ", "-") / name
     shutil.rmtree(ROOT / out, ignore_errors=True)
     run = compose(tool, "up", "--exit-code-from", "batsim", "batsim", "scheduler", OUT=str(out), **settings)
     compose(tool, "down")
