@@ -182,3 +182,13 @@ def test_batsched_against_a_batsim_binary_with_stand_ins(tmp_path, monkeypatch):
     assert record["engine"] == "batsim" and record["completed"] and record["nb_compute_resources"] == 4
     assert record["spec"]["options"] == {"queue_order": "asc_size"}
     assert (tmp_path / "o" / "report" / "figures" / "gantt-batsched_conservative_bf.png").exists()
+
+
+def test_an_image_not_built_here_is_a_clear_error(tmp_path):
+    import docker
+    client = FakeDocker(code=0)
+    client.images = SimpleNamespace(get=lambda image: (_ for _ in ()).throw(docker.errors.ImageNotFound(image)))
+    with pytest.raises(EngineError, match=rf"^--engine docker: no image {BATSIM_IMAGE}; build it with "
+                                          r"`docker compose build`"):
+        run_with_docker(demo_spec(tmp_path), client=client)
+    assert client.started == []
