@@ -24,12 +24,12 @@ pc() {  # pc NAME LIBS: a pkg-config file for a library installed by hand
 }
 
 src=$(source_of intervalset https://framagit.org/batsim/intervalset.git "$INTERVALSET_REV")
-g++ -O2 -fPIC -shared -std=c++11 -I"$src/include" "$src/src/intervalset.cpp" -o "$PREFIX/lib/libintervalset.so"
+g++ -O2 -fPIC -shared -std=c++11 -I"$src/include" "$src/src/intervalset.cpp" -Wl,-soname,libintervalset.so -o "$PREFIX/lib/libintervalset.so"
 cp "$src/include/intervalset.hpp" "$PREFIX/include/"
 pc intervalset -lintervalset
 
 src=$(source_of loguru https://github.com/emilk/loguru.git "$LOGURU_REV")
-g++ -O2 -fPIC -shared -std=c++11 "$src/loguru.cpp" -o "$PREFIX/lib/libloguru.so" -lpthread -ldl
+g++ -O2 -fPIC -shared -std=c++11 "$src/loguru.cpp" -Wl,-soname,libloguru.so -o "$PREFIX/lib/libloguru.so" -lpthread -ldl
 cp "$src/loguru.hpp" "$PREFIX/include/"
 pc loguru "-lloguru -lpthread -ldl"
 
