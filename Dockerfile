@@ -1,14 +1,50 @@
-# The batio scheduler image: Debian 12 (Python 3.11 and python3-simgrid), batio and pybatsim.
-# Used by docker-compose.yml to serve a scheduler to a Batsim container.
-FROM debian:bookworm-slim
+# batio's images, all from debian:bookworm (docs/containers.md):
+#   --target batsim  Batsim 4.2.1 and batsched (the revision Batsim 4.2.1
+#                    pins), compiled from their public sources: image batio-batsim
+#   (default)        the same plus batio and pybatsim: image batio, which
+#                    serves a scheduler, runs Batsim, or runs `batio compare`
+# Sources come from containers/sources/ when containers/sources.sh filled it
+# (machines without internet), else from their public repositories.
+FROM debian:bookworm AS build
 RUN apt-get update -qq \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-       python3 python3-venv python3-simgrid \
+       g++ make cmake meson ninja-build pkg-config git ca-certificates \
+       libsimgrid-dev libboost-dev libboost-locale-dev libboost-regex-dev libboost-system-dev \
+       libzmq3-dev cppzmq-dev rapidjson-dev libpugixml-dev libdocopt-dev libgmp-dev libhiredis-dev libev-dev \
+    && rm -rf /var/lib/apt/lists/*
+COPY containers/versions.env containers/build.sh containers/sources/ /src/
+RUN set -a && . /src/versions.env && set +a && /src/build.sh
+
+FROM debian:bookworm AS batsim
+RUN apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+       libsimgrid3.32 libzmq5 libdocopt0 libpugixml1v5 libhiredis0.14 libev4 \
+       libboost-locale1.74.0 libboost-regex1.74.0 libgmpxx4ldbl \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /opt/batsim /opt/batsim
+ENV PATH=/opt/batsim/bin:$PATH
+# Fails the build when a library is missing at run time.
+RUN batsim --version && batsched --help >/dev/null
+
+FROM batsim AS batio
+RUN apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+       python3 python3-venv python3-simgrid ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /batio
-COPY . /batio
-RUN scripts/install.sh
-ENV PATH=/batio/.venv/bin:$PATH
-# SCHEDULER is a batio name (easy, conservative...), a pybatsim name or a file path; OPTIONS is JSON.
-ENV SCHEDULER=easy OPTIONS={} PORT=28000
-CMD ["sh", "-c", "exec python -m batio.serve \"$SCHEDULER\" --options \"$OPTIONS\" --port \"$PORT\""]
+COPY pyproject.toml README.md /batio/
+COPY batio /batio/batio
+COPY schedulers /batio/schedulers
+COPY platforms /batio/platforms
+COPY workloads /batio/workloads
+# ca-certificates.crt: a machine's own CA bundle, for builds behind a TLS proxy (sources.sh
+# copies it; README.md is there so that the line holds without it).
+COPY containers/sources/README.md containers/sources/ca-certificates.cr[t] /src/
+RUN if [ -f /src/ca-certificates.crt ]; then export PIP_CERT=/src/ca-certificates.crt; fi \
+    && python3 -m venv --system-site-packages /opt/venv \
+    && /opt/venv/bin/pip install -q --no-cache-dir -e . \
+    && /opt/venv/bin/pip install -q --no-cache-dir --no-deps pybatsim==3.2.1 \
+    && rm -rf /src
+ENV PATH=/opt/venv/bin:$PATH
+# The compose services (docker-compose.yml) choose what runs: `python -m batio.compose scheduler|batsim`.
+CMD ["batio", "--help"]

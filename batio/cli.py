@@ -121,41 +121,46 @@ def command_run(args):
         nb_compute = _simulate(args, spec)
     finally:
         fit.mark_record(spec.out_prefix, args.scheduler, degraded)
-    summary = metrics.summarize(spec.out_prefix, nb_compute, tau=args.bsld_tau)
-    print(f"{args.scheduler} ({Path(spec.scheduler).name} {json.dumps(spec.options)}) on {Path(spec.platform).name} "
-          f"with {', '.join(Path(w).name for w in spec.workloads)} ({args.engine} engine)")
-    if degraded:
-        print(f"DEGRADED: {args.scheduler} does not fit these inputs (run with --allow-unfit): {'; '.join(degraded)}")
-    print(metrics.format_summary(summary))
-    print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
-          + (", _io.csv" if args.engine == "embedded" else ""))
+    print_summary(spec, args.engine, nb_compute, name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
     from batio.html_report import write_run_page
     print(f"page:    {write_run_page(Path(spec.out_prefix).parent, tau=args.bsld_tau)}")
     return 0
 
 
 def _simulate(args, spec):
-    """Run ``spec`` on the chosen engine; the number of compute hosts."""
+    """Run ``spec`` on the chosen engine; the number of compute hosts (None: count them)."""
     if args.engine == "batsim":
         from batio.real_batsim import run_with_batsim_binary
         run_with_batsim_binary(spec)
-        nb_compute = None
-    elif args.engine == "docker":
+        return None
+    if args.engine == "docker":
         from batio.docker_engine import run_with_docker
         run_with_docker(spec)
-        nb_compute = None
-    else:
-        progress = JobProgress(enabled=not args.quiet and sys.stderr.isatty())
-        try:
-            result = simulate(spec, progress)
-        finally:
-            progress.close()
-        nb_compute = result["nb_compute"]
+        return None
+    progress = JobProgress(enabled=not args.quiet and sys.stderr.isatty())
+    try:
+        result = simulate(spec, progress)
+    finally:
+        progress.close()
+    return result["nb_compute"]
+
+
+def print_summary(spec, engine, nb_compute=None, *, name=None, degraded=(), tau=metrics.DEFAULT_BSLD_TAU):
+    """What `batio run` prints of a finished run (also the compose services', batio.compose);
+    ``name``: the scheduler as the user typed it."""
     if nb_compute is None:
         from batio.engine.platform import classify, read_properties
         properties, _ = read_properties(spec.platform)
         nb_compute = len(classify(spec.platform, list(properties), spec.roles, spec.master_host).compute)
-    return nb_compute
+    summary = metrics.summarize(spec.out_prefix, nb_compute, tau=tau)
+    name = name or Path(spec.scheduler).stem
+    print(f"{name} ({Path(spec.scheduler).name} {json.dumps(spec.options)}) on {Path(spec.platform).name} "
+          f"with {', '.join(Path(w).name for w in spec.workloads)} ({engine} engine)")
+    if degraded:
+        print(f"DEGRADED: {name} does not fit these inputs (run with --allow-unfit): {'; '.join(degraded)}")
+    print(metrics.format_summary(summary))
+    print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
+          + (", _io.csv" if engine == "embedded" else ""))
 
 
 def command_report(args):

@@ -1,6 +1,8 @@
-"""``--engine docker``: real Batsim in the image docker-compose.yml pins.
+"""``--engine docker``: real Batsim in the image docker-compose.yml builds.
 
-batio starts the image (``BATSIM_IMAGE``) through the Docker SDK, on the
+batio starts the image (``BATSIM_IMAGE``, or ``$BATIO_IMAGE`` as in
+docker-compose.yml: batio, Batsim 4.2.1 and batsched, built by the
+project's Dockerfile) through the Docker SDK, on the
 host's network (``network_mode="host"``), so that Batsim connects to the
 scheduler batio runs on this host at 127.0.0.1:PORT. The input files are
 mounted read-only, the output folder read-write, and the container runs as
@@ -15,7 +17,7 @@ from pathlib import Path
 from batio.errors import EngineError
 from batio.real_batsim import batsim_command, run_against_scheduler
 
-BATSIM_IMAGE = "oarteam/batsim:4.0.0"  # the image docker-compose.yml pins: Batsim 4's JSON protocol
+BATSIM_IMAGE = "batio-batsim:4.2.1"  # docker-compose.yml's default image
 CONTAINER_INPUTS = "/batio/inputs"
 CONTAINER_OUTPUTS = "/batio/outputs"
 
@@ -37,8 +39,7 @@ def container_plan(spec, endpoint):
     mounts.append(Mount(CONTAINER_OUTPUTS, str(out_dir), type="bind", read_only=False))
     inside = replace(spec, platform=platform, workloads=workloads,
                      out_prefix=f"{CONTAINER_OUTPUTS}/{Path(spec.out_prefix).name}")
-    # The image's entry point is batsim itself (docker-compose.yml passes only its arguments).
-    return batsim_command(inside, endpoint)[1:], mounts
+    return batsim_command(inside, endpoint), mounts
 
 
 # -- Batsim in Docker ---------------------------------------------------------------------
@@ -46,40 +47,60 @@ def _short(error):
     return str(error).splitlines()[0][:300] if str(error) else type(error).__name__
 
 
-def connect():
-    """A Docker client that answers, or a clear error."""
+def _reason(error):
+    """Why a socket did not answer, in a few words when the cause is a common one."""
+    for cause, reason in (("FileNotFoundError", "no such socket"), ("ConnectionRefusedError", "refused"),
+                          ("PermissionError", "permission denied")):
+        if cause in str(error):
+            return reason
+    return _short(error)
+
+
+# Where a Docker API answers when DOCKER_HOST is not set: Docker's socket, then rootful and rootless Podman's.
+DEFAULT_SOCKETS = ("unix:///var/run/docker.sock", "unix:///run/podman/podman.sock",
+                   f"unix:///run/user/{os.getuid()}/podman/podman.sock")
+
+
+def connect(environ=os.environ):
+    """A Docker client that answers (Docker, or Podman's Docker API), or a clear error."""
     import docker
     import requests
-    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    try:
-        client = docker.from_env()
-        client.ping()
-    except (docker.errors.DockerException, requests.exceptions.RequestException) as error:
-        raise EngineError(f"--engine docker: no Docker engine answers at {where} ({_short(error)}); start Docker "
-                          "(`docker info` must work for this user) or use --engine embedded") from None
-    return client
+    places = [environ["DOCKER_HOST"]] if environ.get("DOCKER_HOST") else DEFAULT_SOCKETS
+    tried = []
+    for where in places:
+        try:
+            client = docker.DockerClient(base_url=where)
+            client.ping()
+            return client
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as error:
+            tried.append(f"{where} ({_reason(error)})")
+    raise EngineError(f"--engine docker: no container engine: tried {', '.join(tried)}; start Docker or Podman's "
+                      "Docker API (`podman system service`; DOCKER_HOST names another socket), "
+                      "or use --engine embedded")
 
 
-def ensure_image(client, image=BATSIM_IMAGE):
+def image_name(environ=os.environ):
+    return environ.get("BATIO_IMAGE") or BATSIM_IMAGE
+
+
+def ensure_image(client, image):
+    """No registry has the image: it must have been built here."""
     import docker
     try:
         client.images.get(image)
     except docker.errors.ImageNotFound:
-        repository, _, tag = image.rpartition(":")
-        try:
-            client.images.pull(repository, tag=tag)
-        except docker.errors.APIError as error:
-            raise EngineError(f"cannot pull the Batsim image {image}: {_short(error)}") from None
+        raise EngineError(f"--engine docker: no image {image}; build it with `docker compose build` "
+                          "(docs/containers.md)") from None
 
 
-def _run_container(client, command, mounts, log_path, timeout_s):
+def _run_container(client, image, command, mounts, log_path, timeout_s):
     import docker
     import requests
     try:
-        container = client.containers.run(BATSIM_IMAGE, command, detach=True, network_mode="host", mounts=mounts,
+        container = client.containers.run(image, command, detach=True, network_mode="host", mounts=mounts,
                                           user=f"{os.getuid()}:{os.getgid()}")
     except docker.errors.APIError as error:
-        raise EngineError(f"Docker could not start {BATSIM_IMAGE}: {_short(error)}") from None
+        raise EngineError(f"Docker could not start {image}: {_short(error)}") from None
     try:
         try:
             return container.wait(timeout=timeout_s)["StatusCode"]
@@ -95,12 +116,13 @@ def _run_container(client, command, mounts, log_path, timeout_s):
 def run_with_docker(spec, timeout_s=None, client=None):
     """Run ``spec`` (a RunSpec) on real Batsim in Docker; return when both sides end."""
     client = client or connect()
-    ensure_image(client)
+    image = image_name()
+    ensure_image(client, image)
 
     def run_batsim(endpoint, log_path):
         command, mounts = container_plan(spec, endpoint)
-        return _run_container(client, command, mounts, log_path, timeout_s)
+        return _run_container(client, image, command, mounts, log_path, timeout_s)
 
-    run_against_scheduler(spec, "docker", run_batsim, batsim_image=BATSIM_IMAGE)
+    run_against_scheduler(spec, "docker", run_batsim, batsim_image=image)
 
 

@@ -6,17 +6,17 @@ from pathlib import Path
 import sys
 from types import SimpleNamespace
 
+from conftest import TINY
 import pandas as pd
 import pytest
 import yaml
 
 from batio import catalog
 from batio.cli import main
-from batio.docker_engine import BATSIM_IMAGE, container_plan, run_with_docker
-from batio.real_batsim import batsched_command, start_scheduler
+from batio.docker_engine import BATSIM_IMAGE, connect, container_plan, image_name, run_with_docker
 from batio.engine.run import RunSpec
 from batio.errors import EngineError
-from conftest import TINY
+from batio.real_batsim import batsched_command, start_scheduler
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,26 +29,35 @@ def demo_spec(out):
 
 def test_no_docker_engine_is_a_clear_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    with pytest.raises(EngineError, match=r"^--engine docker: no Docker engine answers at "
-                                          r"unix:///nonexistent/docker.sock \(.*\); start Docker .* --engine embedded$"):
+    with pytest.raises(EngineError, match=r"^--engine docker: no container engine: tried "
+                                          r"unix:///nonexistent/docker.sock \(no such socket\); start Docker .* "
+                                          r"--engine embedded$"):
         run_with_docker(demo_spec(tmp_path))
     code = main(["run", "--platform", "cluster16_pfs", "--workload", "demo", "--scheduler", "easy",
                  "--engine", "docker", "--out", str(tmp_path / "run"), "--quiet"])
     error = capsys.readouterr().err
-    assert code == 2 and "no Docker engine answers" in error and len(error.strip().splitlines()) == 1
+    assert code == 2 and "no container engine" in error and len(error.strip().splitlines()) == 1
 
 
-def test_the_image_is_the_one_docker_compose_pins():
+def test_without_docker_host_every_usual_socket_is_tried(monkeypatch):
+    monkeypatch.setattr("batio.docker_engine.DEFAULT_SOCKETS", ("unix:///nonexistent/a.sock", "unix:///nonexistent/b.sock"))
+    with pytest.raises(EngineError, match=r"tried unix:///nonexistent/a.sock \(no such socket\), "
+                                          r"unix:///nonexistent/b.sock \(no such socket\);"):
+        connect({})
+
+
+def test_the_image_is_the_one_docker_compose_builds():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    # BATSIM_IMAGE may override it; the pinned image is the default.
-    assert compose["services"]["batsim"]["image"] == f"${{BATSIM_IMAGE:-{BATSIM_IMAGE}}}"
+    # BATIO_IMAGE overrides it in both.
+    assert compose["services"]["batsim"]["image"] == f"${{BATIO_IMAGE:-{BATSIM_IMAGE}}}"
+    assert image_name({}) == BATSIM_IMAGE and image_name({"BATIO_IMAGE": "mine:1"}) == "mine:1"
 
 
 def test_container_mounts_inputs_read_only_and_writes_outputs_to_the_out_folder(tmp_path):
     spec = demo_spec(tmp_path)
     spec.master_host, spec.roles = "master_host0", {"pfs0": "storage"}
     command, mounts = container_plan(spec, "tcp://127.0.0.1:28123")
-    assert command == ["-p", "/batio/inputs/0/cluster16_pfs.xml", "-e", "/batio/outputs/out",
+    assert command == ["batsim", "-p", "/batio/inputs/0/cluster16_pfs.xml", "-e", "/batio/outputs/out",
                        "-s", "tcp://127.0.0.1:28123", "-m", "master_host0", "-w", "/batio/inputs/1/demo.json",
                        "-r", "pfs0:storage"]
     assert [(m["Target"], m["Source"], m["ReadOnly"]) for m in mounts] == [
@@ -173,3 +182,13 @@ def test_batsched_against_a_batsim_binary_with_stand_ins(tmp_path, monkeypatch):
     assert record["engine"] == "batsim" and record["completed"] and record["nb_compute_resources"] == 4
     assert record["spec"]["options"] == {"queue_order": "asc_size"}
     assert (tmp_path / "o" / "report" / "figures" / "gantt-batsched_conservative_bf.png").exists()
+
+
+def test_an_image_not_built_here_is_a_clear_error(tmp_path):
+    import docker
+    client = FakeDocker(code=0)
+    client.images = SimpleNamespace(get=lambda image: (_ for _ in ()).throw(docker.errors.ImageNotFound(image)))
+    with pytest.raises(EngineError, match=rf"^--engine docker: no image {BATSIM_IMAGE}; build it with "
+                                          r"`docker compose build`"):
+        run_with_docker(demo_spec(tmp_path), client=client)
+    assert client.started == []

@@ -1,0 +1,177 @@
+"""docker-compose.yml run for real, with every compose tool found here, on the host network
+(docker-compose.host.yml). Skipped, with the reason, without a container engine that has the
+image (`docker compose build`, docs/containers.md). The outputs must be byte-identical to
+`batio run --engine batsim` with a Batsim 4.2.1 binary on the host's PATH."""
+
+import itertools
+import os
+from pathlib import Path
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+
+from batio import catalog
+from batio.cli import main
+from batio.docker_engine import image_name
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ["-f", str(ROOT / "docker-compose.yml"), "-f", str(ROOT / "docker-compose.host.yml")]
+OUT = Path("out") / "test-containers"  # under ROOT: the services mount the project folder
+PORTS = itertools.count(28600)  # the host network: one port per run
+
+
+def _works(command, **options):
+    try:
+        return subprocess.run(command, capture_output=True, timeout=60, **options).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _docker_api_answers():
+    from batio.docker_engine import connect
+    try:
+        connect()
+        return True
+    except Exception:
+        return False
+
+
+def compose_tools():
+    """Compose tools whose engine has the image: (name, command prefix, environment)."""
+    image = image_name()
+    tools = []
+    if shutil.which("podman") and _works(["podman", "image", "exists", image]) and shutil.which("podman-compose"):
+        tools.append(("podman-compose", ["podman-compose"], {}))
+    if shutil.which("docker") and _docker_api_answers():
+        socket = {} if os.environ.get("DOCKER_HOST") else {"DOCKER_HOST": _first_answering_socket()}
+        if not _works(["docker", "image", "inspect", image], env={**os.environ, **socket}):
+            return tools
+        if _works(["docker", "compose", "version"], env={**os.environ, **socket}):
+            tools.append(("docker compose", ["docker", "compose"], socket))
+        if shutil.which("docker-compose"):
+            tools.append(("docker-compose", ["docker-compose"], socket))
+    return tools
+
+
+def _first_answering_socket():
+    from batio.docker_engine import DEFAULT_SOCKETS
+    return next(where for where in DEFAULT_SOCKETS
+                if _works(["docker", "info"], env={**os.environ, "DOCKER_HOST": where}))
+
+
+TOOLS = compose_tools()
+NO_ENGINE = (f"no container engine with the image {image_name()} and a compose tool "
+             "(podman-compose, docker compose, docker-compose): see docs/containers.md")
+NO_BATSIM = "needs a `batsim` binary (Batsim 4.2.1) on PATH for the reference runs"
+pytestmark = pytest.mark.skipif(not TOOLS, reason=NO_ENGINE)
+TOOL_IDS = [name for name, _, _ in TOOLS]
+
+# The demo, and one input per paper: the bundled inputs (catalog.BUNDLED_INPUTS) of the
+# paper's policy whose Batsim run is the shortest (docs/parity.md).
+PAPERS_POLICIES = ("io_aware", "iopack", "equilibrio-listing", "catios-greedy", "locality-fcfs")
+CASES = [("easy", "cluster16_pfs", "demo")] + [(name, *catalog.bundled_inputs(name)) for name in PAPERS_POLICIES]
+
+
+def compose(tool, *arguments, timeout=3600, **settings):
+    """Run `TOOL -f ... ARGUMENTS` in the project folder with the compose settings; the completed process."""
+    _, prefix, environ = tool
+    environ = {**os.environ, **environ, "PORT": str(next(PORTS)), **settings}
+    return subprocess.run(prefix + FILES + ["-p", "batio-test"] + list(arguments), cwd=ROOT, env=environ,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def up(tool, **settings):
+    """`up` of Batsim and the scheduler; the folder of the outputs."""
+    name = "-".join(filter(None, [settings["SCHEDULER"].replace(":", "_"), Path(settings.get("PLATFORM", "")).stem]))
+    out = OUT / tool[0].replace(" ", "-") / name
+    shutil.rmtree(ROOT / out, ignore_errors=True)
+    run = compose(tool, "up", "--exit-code-from", "batsim", "batsim", "scheduler", OUT=str(out), **settings)
+    compose(tool, "down")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return ROOT / out
+
+
+def reference(tmp_path, scheduler, platform, workload):
+    """out_jobs.csv of `batio run --engine batsim` on the host."""
+    if shutil.which("batsim") is None:
+        pytest.skip(NO_BATSIM)
+    if catalog.is_batsched(scheduler) and shutil.which("batsched") is None:
+        pytest.skip("needs a `batsched` binary on PATH for the reference run")
+    assert main(["run", "--platform", platform, "--workload", workload, "--scheduler", scheduler,
+                 "--engine", "batsim", "--out", str(tmp_path / "reference"), "--quiet"]) == 0
+    return (tmp_path / "reference" / "out_jobs.csv").read_bytes()
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=TOOL_IDS)
+def test_batio_scheduler_against_batsim_matches_batsim_on_the_host(tool, tmp_path):
+    out = up(tool, SCHEDULER="easy")
+    assert (out / "out_jobs.csv").read_bytes() == reference(tmp_path, "easy", "cluster16_pfs", "demo")
+
+
+@pytest.mark.parametrize("scheduler, platform, workload", CASES[1:], ids=[case[0] for case in CASES[1:]])
+def test_each_papers_input_matches_batsim_on_the_host(scheduler, platform, workload, tmp_path):
+    out = up(TOOLS[0], SCHEDULER=scheduler, PLATFORM=platform, WORKLOAD=workload)
+    assert (out / "out_jobs.csv").read_bytes() == reference(tmp_path, scheduler, platform, workload)
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=TOOL_IDS)
+def test_batsched_against_batsim(tool, tmp_path):
+    out = up(tool, SCHEDULER="batsched:easy_bf")
+    jobs = pd.read_csv(out / "out_jobs.csv")
+    assert len(jobs) == len(pd.read_csv(up(tool, SCHEDULER="easy") / "out_jobs.csv"))
+    assert (jobs["final_state"] == "COMPLETED_SUCCESSFULLY").all()
+    if shutil.which("batsched"):
+        assert (out / "out_jobs.csv").read_bytes() == reference(tmp_path, "batsched:easy_bf", "cluster16_pfs", "demo")
+
+
+def test_another_platform_file(tmp_path):
+    """PLATFORM=a platform file the user wrote in the project folder: 32 slower nodes, a slower file system."""
+    platform = OUT / "cluster32.xml"
+    (ROOT / OUT).mkdir(parents=True, exist_ok=True)
+    assert main(["platform", "--nodes", "32", "--speed", "500Mf", "--node-link", "10GBps",
+                 "--pfs-bandwidth", "2GBps", "--out", str(ROOT / platform)]) == 0
+    out = up(TOOLS[0], SCHEDULER="easy", PLATFORM=str(platform))
+    swapped = (out / "out_jobs.csv").read_bytes()
+    assert swapped == reference(tmp_path, "easy", str(ROOT / platform), "demo")
+    assert swapped != (up(TOOLS[0], SCHEDULER="easy") / "out_jobs.csv").read_bytes()
+
+
+def test_comparison_in_containers_writes_batio_compares_report(tmp_path):
+    out = OUT / "compare"
+    shutil.rmtree(ROOT / out, ignore_errors=True)
+    run = compose(TOOLS[0], "--profile", "compare", "run", "--rm", "compare",
+                  SCHEDULERS="easy,conservative,batsched:easy_bf", COMPARE_OUT=str(out),
+                  COMPARE_ARGS="--no-io-slowdown")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    results = pd.read_csv(ROOT / out / "results.csv")
+    assert list(results["policy"]) == ["easy", "conservative", "batsched:easy_bf"]
+    assert (results["status"] == "ok").all() and (results["engine"] == "batsim").all()
+    assert (ROOT / out / "report" / "report.md").is_file()
+    if shutil.which("batsim"):  # the same runs on the host: the same jobs' times
+        assert main(["compare", "--platform", "cluster16_pfs", "--workload", "demo", "--engine", "batsim",
+                     "--schedulers", "easy,conservative", "--no-io-slowdown", "--quiet",
+                     "--out", str(tmp_path / "host")]) == 0
+        for row in pd.read_csv(tmp_path / "host" / "results.csv").itertuples():
+            inside = ROOT / out / results.set_index("policy").loc[row.policy, "run_dir"] / "out_jobs.csv"
+            assert inside.read_bytes() == (tmp_path / "host" / row.run_dir / "out_jobs.csv").read_bytes()
+
+
+@pytest.mark.parametrize("settings, named", [
+    ({"PLATFORM": "platforms/no_such.xml"}, "no_such.xml"),
+    ({"SCHEDULER": "no_such_scheduler"}, "no_such_scheduler"),
+])
+@pytest.mark.parametrize("service", ["batsim", "scheduler"])
+def test_bad_input_is_one_line_and_exit_2_in_containers(service, settings, named):
+    run = compose(TOOLS[0], "run", "--rm", "--no-deps", service, **settings)
+    lines = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith("batio: error: ")]
+    assert run.returncode == 2 and len(lines) == 1 and named in lines[0], run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+@pytest.mark.skipif(not _docker_api_answers(), reason="no Docker API (Docker, or `podman system service`)")
+def test_engine_docker_uses_the_same_image(tmp_path):
+    assert main(["run", "--platform", "cluster16_pfs", "--workload", "demo", "--scheduler", "easy",
+                 "--engine", "docker", "--out", str(tmp_path / "docker"), "--quiet"]) == 0
+    assert (tmp_path / "docker" / "out_jobs.csv").read_bytes() == reference(tmp_path, "easy", "cluster16_pfs", "demo")
