@@ -59,10 +59,12 @@ check() {
         mount -t overlay overlay -o "lowerdir=$root,upperdir=$run/upper,workdir=$run/work" "$m"
         for d in proc sys dev; do mount --rbind "/$d" "$m/$d"; done
         cp /etc/resolv.conf "$m/etc/resolv.conf"
+        # pip inside uses the CA bundle pip uses here (a TLS-inspecting proxy may sit between this machine and PyPI).
+        cp "$(python3 -m pip config get global.cert 2>/dev/null || echo /etc/ssl/certs/ca-certificates.crt)" "$m/etc/host-ca.crt"
         mkdir -p "$m/work/batio" "$m/work/shared"
         mount --bind "$run/clone" "$m/work/batio"
         if [ -d "$shared" ]; then mount --bind "$shared" "$m/work/shared" && mount -o remount,bind,ro "$m/work/shared"; fi
-        inside() { chroot "$m" env -i HOME=/root LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+        inside() { chroot "$m" env -i HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca.crt PATH=/usr/sbin:/usr/bin:/sbin:/bin \
                    bash -c "cd /work/batio && $1"; }
         start=$(date +%s); rc=0; inside scripts/demo.sh >"$log-demo.log" 2>&1 || rc=$?
         echo "demo $rc $(( $(date +%s) - start ))" >"$run/result"
@@ -70,6 +72,7 @@ check() {
         echo "test $rc $(( $(date +%s) - start ))" >>"$run/result"
         inside ".venv/bin/python -c \"import platform, simgrid; print(platform.python_version(), simgrid.simgrid_version)\"" \
             >>"$run/result" 2>/dev/null || echo "- -" >>"$run/result"
+        cp "$run/clone/.venv/pip.log" "$log-pip.log" 2>/dev/null || true
         inside ". /etc/os-release && echo \$PRETTY_NAME" >>"$run/result"
     ' _ "$run" "$root" "$REPO/../shared" "$log"
     local demo_rc demo_s test_rc test_s python simgrid os_name summary demo

@@ -56,7 +56,7 @@ fi
 # pip's output goes to a log; a failure prints its first error line only.
 pip_install() {
     if ! .venv/bin/python -m pip install -q "$@" >.venv/pip.log 2>&1; then
-        say "pip could not install $* ($(grep -m1 -E '^ERROR|rror:' .venv/pip.log || tail -n1 .venv/pip.log)); log: .venv/pip.log"
+        say "pip could not install $*: $( (grep -E '^ *ERROR:' .venv/pip.log || tail -n1 .venv/pip.log) | tail -n1 | sed 's/^ *//') (log: .venv/pip.log)"
         return 1
     fi
 }
@@ -69,7 +69,7 @@ if ! .venv/bin/python -c 'import batio, batsim' 2>/dev/null || [ pyproject.toml 
     echo "Installing batio and pybatsim into .venv..."
     pip_install --upgrade pip
     pip_install -e '.[test,ecosystem]'
-    if ! pip_install --only-binary=darshan -e '.[darshan]'; then
+    if ! .venv/bin/python -m pip install -q --only-binary=darshan -e '.[darshan]' >.venv/pip.log 2>&1; then
         echo "PyDarshan has no wheel for $("$PYTHON" -V): batio import --darshan and its tests are left out."
     fi
     pip_install --no-deps 'pybatsim==3.2.1'
