@@ -80,9 +80,9 @@ check() {
     read -r _ test_rc test_s < <(sed -n 2p "$run/result")
     read -r python simgrid < <(sed -n 3p "$run/result")
     os_name=$(sed -n 4p "$run/result")
-    demo=$([ "$demo_rc" -eq 0 ] && echo "ok" || echo "FAILED: $(tail -n1 "$log-demo.log")")
-    # pytest's last line: "== 590 passed, 12 skipped in 500.1s ==", or the set-up's one-line refusal.
-    summary=$(tail -n1 "$log-test.log" | sed -E 's/^=+ //; s/ =+$//')
+    # Last lines, cut to 90 characters: "== 590 passed, 12 skipped in 500.1s ==", or a one-line refusal.
+    demo=$([ "$demo_rc" -eq 0 ] && echo "ok" || echo "FAILED: $(tail -n1 "$log-demo.log" | cut -c1-90)")
+    summary=$(tail -n1 "$log-test.log" | sed -E 's/^=+ //; s/ =+$//' | cut -c1-90)
     printf '| %s | %s | %s | %s | %s | %s | %s s + %s s |\n' "$os_name" "$python" "$simgrid" "$demo" \
         "$summary" "$test_rc" "$demo_s" "$test_s"
     rm -rf "$run"
