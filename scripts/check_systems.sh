@@ -16,6 +16,8 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${BATIO_SYSTEMS_DIR:-/var/tmp/batio-systems}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 UBUNTU_MIRROR=${UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}
+# Debian's package ubuntu-keyring (apt-get install ubuntu-keyring, or its files unpacked anywhere).
+UBUNTU_KEYRING=${UBUNTU_KEYRING:-/usr/share/keyrings/ubuntu-archive-keyring.gpg}
 [ "$#" -gt 0 ] || set -- bookworm trixie
 
 if [ "$(id -u)" -ne 0 ] || ! command -v debootstrap >/dev/null; then
@@ -34,7 +36,7 @@ build_root() {
     if [ "$system" != "$suite" ]; then
         # Ubuntu: python3-simgrid is in universe; debootstrap knows every
         # recent release by the script of its first systemd-era one.
-        args+=(--components=main,universe "$suite" "$root.tmp" "$UBUNTU_MIRROR" /usr/share/debootstrap/scripts/gutsy)
+        args+=(--components=main,universe --keyring="$UBUNTU_KEYRING" "$suite" "$root.tmp" "$UBUNTU_MIRROR" /usr/share/debootstrap/scripts/gutsy)
     else
         args+=("$suite" "$root.tmp" "$DEBIAN_MIRROR")
     fi
