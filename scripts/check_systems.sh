@@ -28,7 +28,7 @@ mkdir -p "$DIR/logs"
 
 # Builds the cached root of one system once.
 build_root() {
-    local system=$1 root=$DIR/roots/$1 suite=${1#ubuntu:}
+    local system=$1 root=$DIR/roots/${1/:/-} suite=${1#ubuntu:}
     [ -x "$root/usr/bin/apt-get" ] && return 0
     rm -rf "$root.tmp"
     mkdir -p "$DIR/roots"
@@ -49,7 +49,7 @@ build_root() {
 
 # Runs the README's commands in a throw-away overlay of the root; prints a row.
 check() {
-    local system=$1 root=$DIR/roots/$1 suite=${1#ubuntu:} run
+    local system=$1 root=$DIR/roots/${1/:/-} suite=${1#ubuntu:} run
     run=$(mktemp -d "$DIR/run-$suite.XXXX")
     mkdir -p "$run/upper" "$run/work" "$run/merged"
     git clone -q "$REPO" "$run/clone"
