@@ -14,6 +14,8 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${BATIO_SYSTEMS_DIR:-/var/tmp/batio-systems}
+# Longest wait for each command (CI's limit): a SimGrid that hangs the engine must not hang the check.
+LIMIT=${BATIO_CHECK_LIMIT:-90m}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 UBUNTU_MIRROR=${UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}
 # Debian's package ubuntu-keyring (apt-get install ubuntu-keyring, or its files unpacked anywhere).
@@ -56,7 +58,7 @@ check() {
     local log=$DIR/logs/$suite
     # Inside the namespace: the overlay, /proc /sys /dev, the clone, ../shared.
     unshare --mount --propagation private bash -euo pipefail -c '
-        run=$1 root=$2 shared=$3 log=$4
+        run=$1 root=$2 shared=$3 log=$4 limit=$5
         m=$run/merged
         mount -t overlay overlay -o "lowerdir=$root,upperdir=$run/upper,workdir=$run/work" "$m"
         for d in proc sys dev; do mount --rbind "/$d" "$m/$d"; done
@@ -66,7 +68,7 @@ check() {
         mkdir -p "$m/work/batio" "$m/work/shared"
         mount --bind "$run/clone" "$m/work/batio"
         if [ -d "$shared" ]; then mount --bind "$shared" "$m/work/shared" && mount -o remount,bind,ro "$m/work/shared"; fi
-        inside() { chroot "$m" env -i HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca.crt PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+        inside() { timeout --kill-after=30 "$limit" chroot "$m" env -i HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca.crt PATH=/usr/sbin:/usr/bin:/sbin:/bin \
                    bash -c "cd /work/batio && $1"; }
         start=$(date +%s); rc=0; inside scripts/demo.sh >"$log-demo.log" 2>&1 || rc=$?
         echo "demo $rc $(( $(date +%s) - start ))" >"$run/result"
@@ -76,7 +78,7 @@ check() {
             >>"$run/result" 2>/dev/null || echo "- -" >>"$run/result"
         cp "$run/clone/.venv/pip.log" "$log-pip.log" 2>/dev/null || true
         inside ". /etc/os-release && echo \$PRETTY_NAME" >>"$run/result"
-    ' _ "$run" "$root" "$REPO/../shared" "$log"
+    ' _ "$run" "$root" "$REPO/../shared" "$log" "$LIMIT"
     local demo_rc demo_s test_rc test_s python simgrid os_name summary demo
     read -r _ demo_rc demo_s < <(sed -n 1p "$run/result")
     read -r _ test_rc test_s < <(sed -n 2p "$run/result")
