@@ -84,9 +84,11 @@ check() {
     read -r _ test_rc test_s < <(sed -n 2p "$run/result")
     read -r python simgrid < <(sed -n 3p "$run/result")
     os_name=$(sed -n 4p "$run/result")
-    # Last lines, cut to 90 characters: "== 590 passed, 12 skipped in 500.1s ==", or a one-line refusal.
-    demo=$([ "$demo_rc" -eq 0 ] && echo "ok" || echo "FAILED: $(tail -n1 "$log-demo.log" | cut -c1-90)")
-    summary=$(tail -n1 "$log-test.log" | sed -E 's/^=+ //; s/ =+$//' | cut -c1-90)
+    # Last lines without file paths, cut to 100 characters: "== 590 passed, 12 skipped in 500.1s ==", or
+    # a one-line refusal.
+    last() { tail -n1 "$1" | sed -E 's/^=+ //; s/ =+$//; s| \(/[^)]*\)||' | cut -c1-100; }
+    demo=$([ "$demo_rc" -eq 0 ] && echo "ok" || echo "FAILED: $(last "$log-demo.log")")
+    summary=$(last "$log-test.log")
     printf '| %s | %s | %s | %s | %s | %s | %s s + %s s |\n' "$os_name" "$python" "$simgrid" "$demo" \
         "$summary" "$test_rc" "$demo_s" "$test_s"
     rm -rf "$run"
