@@ -9,7 +9,7 @@
 #   - batio (editable) with its test and ecosystem (evalys) extras, so that CI
 #     runs their tests too; the darshan extra where PyDarshan has a wheel for
 #     this Python (its sdist needs Darshan's C library); and pybatsim 3.2.1
-#     without its pyzmq<23 pin, which does not build on Python 3.11 and later.
+#     without its pyzmq<23 pin (no wheel for Python 3.11 and later).
 # Anything else gets one line naming what is missing and the alternative.
 set -euo pipefail
 cd "$(dirname "$0")/.."
