@@ -55,12 +55,13 @@ def test_the_run_record_names_the_simgrid_build_that_ran_it(simulate_workload):
 
 
 def test_a_simgrid_known_to_hang_is_refused_in_one_line_and_the_tested_ones_pass():
-    """PyPI's SimGrid 4.1 hangs at the first I/O sample; a user must learn why at once."""
-    with pytest.raises(EngineError) as refused:
-        check_simgrid(SimpleNamespace(simgrid_version="4.1.0", __file__="/site-packages/simgrid.so"))
-    message = str(refused.value)
-    assert message.startswith("SimGrid 4.1.0 (/site-packages/simgrid.so): ") and "remaining_ratio" in message
-    assert "\n" not in message
+    """PyPI's SimGrid 4.1, Debian 13's 4.0 and Ubuntu 24.04's 3.35 hang at the first I/O sample."""
+    for hangs in ("3.35.0", "4.0.0", "4.1.0"):
+        with pytest.raises(EngineError) as refused:
+            check_simgrid(SimpleNamespace(simgrid_version=hangs, __file__="/site-packages/simgrid.so"))
+        message = str(refused.value)
+        assert message.startswith(f"SimGrid {hangs} (/site-packages/simgrid.so): ") and "remaining_ratio" in message
+        assert "\n" not in message and "--engine batsim" in message
     for tested in ("3.32.0", "4.1.1"):  # Debian's, and the development branch's (docs/performance.md)
         check_simgrid(SimpleNamespace(simgrid_version=tested, __file__="simgrid.so"))
 

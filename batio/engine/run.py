@@ -73,10 +73,12 @@ class RunSpec:
 # (PyPI's `simgrid` 4.1) declares Exec.remaining_ratio with a GIL release that
 # pybind11 2 ignores (pybind11 3 refuses to compile it): reading a transfer's
 # progress then keeps the GIL through a hand-over to maestro, and the run hangs
-# at its first I/O sample, using no CPU (seen here on the demo).
-UNUSABLE_SIMGRIDS = {
-    "4.1.0": "its Python bindings hang on reading a transfer's progress (Exec.remaining_ratio keeps the GIL)",
-}
+# at its first I/O sample, using no CPU (seen here on the demo). 4.0.0 (Debian
+# 13's python3-simgrid) and 3.35.0 (Ubuntu 24.04's) hang the same way: the demo
+# waits on futexes with no CPU, and ends normally with --io-sample-period 1e9
+# (docs/systems.md).
+_HANGS = "its Python bindings hang on reading a transfer's progress (Exec.remaining_ratio keeps the GIL)"
+UNUSABLE_SIMGRIDS = {"3.35.0": _HANGS, "4.0.0": _HANGS, "4.1.0": _HANGS}
 
 
 def _import_simgrid_quietly():
@@ -101,9 +103,9 @@ def check_simgrid(simgrid):
     """Refuse, in one line, a SimGrid whose bindings are known not to run this engine."""
     version = getattr(simgrid, "simgrid_version", "unknown")
     if version in UNUSABLE_SIMGRIDS:
-        raise EngineError(f"SimGrid {version} ({simgrid.__file__}): {UNUSABLE_SIMGRIDS[version]}. Use Debian's "
-                          "python3-simgrid (3.32, what batio is tested with) or SimGrid's development branch "
-                          "(4.1.1, docs/performance.md)")
+        raise EngineError(f"SimGrid {version} ({simgrid.__file__}): {UNUSABLE_SIMGRIDS[version]}. Use Debian 12's "
+                          "python3-simgrid (3.32, what batio is tested with), SimGrid's development branch "
+                          "(4.1.1, docs/performance.md), the container image (README) or --engine batsim")
 
 
 def file_digest(path):
