@@ -115,7 +115,7 @@ def backfilled(jobs):
     """Per job: started before a job submitted earlier was (see the module doc)."""
     started = jobs["starting_time"].fillna(math.inf)  # never started: waiting to the end
     by_submit = pd.DataFrame({"submit": jobs["submission_time"], "start": started})
-    latest = by_submit.groupby("submit")["start"].max().sort_index()
+    latest = by_submit.groupby("submit")["start"].max().astype(float).sort_index()
     # The latest start among jobs submitted strictly earlier than each submit time.
     earlier = latest.cummax().shift(1, fill_value=-math.inf)
     return (started < by_submit["submit"].map(earlier)) & jobs["starting_time"].notna()
