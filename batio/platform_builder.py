@@ -25,11 +25,9 @@ from xml.sax.saxutils import quoteattr
 from batio.engine.contention import PROPERTY, parse_curve
 from batio.engine.platform_check import MAX_CORES
 from batio.errors import InputError
-from batio.quantities import BANDWIDTH_UNITS, MAX_LATENCY, SPEED_UNITS, TIME_UNITS, fails_with, quantity
+from batio.quantities import BANDWIDTH_UNITS, MAX_LATENCY, MEMORY_UNITS, SPEED_UNITS, TIME_UNITS, fails_with, quantity
 
 MAX_NODES = 1 << 20
-MEMORY_UNITS = {"": 1.0, "B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0**10,
-                "MiB": 2.0**20, "GiB": 2.0**30, "TiB": 2.0**40}
 
 
 def _quantity(text, units, option, what, **bounds):

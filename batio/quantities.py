@@ -22,6 +22,8 @@ BANDWIDTH_UNITS = {"": 1.0, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "
                    "PiBps": 2.0 ** 50, "bps": 1 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8,
                    "Gbps": 1e9 / 8, "Tbps": 1e12 / 8, "Kibps": 2.0 ** 10 / 8, "Mibps": 2.0 ** 20 / 8,
                    "Gibps": 2.0 ** 30 / 8, "Tibps": 2.0 ** 40 / 8}
+MEMORY_UNITS = {"": 1.0, "B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0 ** 10,
+                "MiB": 2.0 ** 20, "GiB": 2.0 ** 30, "TiB": 2.0 ** 40}
 TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0,
               "d": 86400.0, "w": 7 * 86400.0}
 
