@@ -32,9 +32,9 @@ from typing import Any, Protocol
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
-from batio.jobio import job_storage_mapping
-from batio.options import Declared, Option
-from batio.reservation import ReservationTracker, RunningJob, RunningJobsTracker, Slot
+from batio.schedulers.jobio import job_storage_mapping
+from batio.schedulers.options import Declared, Option
+from batio.schedulers.reservation import ReservationTracker, RunningJob, RunningJobsTracker, Slot
 
 
 def time_limit(job: Job) -> float:
@@ -172,7 +172,7 @@ class QueueScheduler(Declared, BatsimScheduler):
         raise NotImplementedError
 
     def storage_mapping(self, job: Job) -> dict[str, int]:
-        """EXECUTE_JOB's storage_mapping (see ``batio.jobio``)."""
+        """EXECUTE_JOB's storage_mapping (see ``batio.schedulers.jobio``)."""
         return job_storage_mapping(job, self.bs)
 
     def start(self, plan: RoundPlan, now: float, planned_on: ReservationTracker | None = None) -> None:

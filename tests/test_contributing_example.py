@@ -12,7 +12,7 @@ import pytest
 
 from batio import catalog
 from batio.engine.run import RunSpec, simulate
-from batio.jobio import bytes_moved
+from batio.schedulers.jobio import bytes_moved
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY = ROOT / "tests" / "schedulers" / "bandwidthBackfill.py"

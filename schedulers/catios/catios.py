@@ -39,7 +39,7 @@ Reconstructed from the poster (its OCR is garbled or silent here)
   the job from start to end. A job without a prediction uses its walltime.
 * Hosts: the poster checks compute nodes "for [t0, t0 + n - 1]". Here a
   job holds its hosts for its walltime, as every batio policy does through
-  ``batio.reservation.ReservationTracker`` (running jobs hold theirs until
+  ``batio.schedulers.reservation.ReservationTracker`` (running jobs hold theirs until
   their walltime): a job slowed down by contention runs past n, and the
   reservation below must hold against it. For "can it start now?" the two
   windows agree, since a host free now is free until a reservation begins.
@@ -95,12 +95,12 @@ import math
 from batsim.batsim import Job
 import numpy as np
 
-from batio.options import Option, OptionError
-from batio.reservation import ReservationTracker, Slot
 from batio.schedulers.backfill import QUEUE_ORDERS, QueueScheduler, RoundPlan, backfill, time_limit
 from batio.schedulers.catios.demandload import DemandLoad, clip
 from batio.schedulers.catios.iodemand import command_of, demand_of
 from batio.schedulers.catios.matcher import BACKENDS, CommandMatcher
+from batio.schedulers.options import Option, OptionError
+from batio.schedulers.reservation import ReservationTracker, Slot
 
 log = logging.getLogger(__name__)
 

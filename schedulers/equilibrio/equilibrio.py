@@ -112,8 +112,8 @@ import numpy as np
 from procset import ProcSet
 
 from batio.errors import InvalidValue
-from batio.options import Option
 from batio.schedulers.backfill import QUEUE_ORDERS, Backfill, RoundPlan, backfill, time_limit
+from batio.schedulers.options import Option
 
 BACKFILL_MAX = {"none": 0, "easy": 1, "conservative": math.inf}
 IO_FIELDS = ("io_walltime_share", "average_bw")

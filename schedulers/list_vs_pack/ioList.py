@@ -17,7 +17,7 @@ What a job brings (extra job fields, as ``workloads/periodic.py`` writes):
 
 * ``avg_bandwidth`` (bytes/s), the paper's average I/O bandwidth: the job's
   whole I/O volume over its execution time alone. Without it: the bytes its
-  profile moves (``batio.jobio``) over its planned duration. A need above the
+  profile moves (``batio.schedulers.jobio``) over its planned duration. A need above the
   limit is planned at the limit (the job then runs alone on the I/O node)
   rather than never starting.
 * ``alone_time``, T_i(b) (eq. 1), the planned duration; without it, the
@@ -37,10 +37,10 @@ import math
 
 from batsim.batsim import Job
 
-from batio.jobio import bytes_moved
-from batio.options import Option
-from batio.reservation import RunningJob
 from batio.schedulers.backfill import Backfill, time_limit
+from batio.schedulers.jobio import bytes_moved
+from batio.schedulers.options import Option
+from batio.schedulers.reservation import RunningJob
 
 IO = "io"  # the tracker's bandwidth resource: the I/O node
 DEFAULT_BANDWIDTH = 240e9  # bytes/s, platforms/periodic_rack.xml

@@ -52,9 +52,9 @@ import random
 from batsim.batsim import Job
 from procset import ProcSet
 
-from batio.options import Option
 from batio.schedulers.backfill import QueueScheduler, RoundPlan, backfill, job_id_key, time_limit
 from batio.schedulers.list_vs_pack.ioList import REQUIRES, PeriodicJobInfo, bandwidth_option
+from batio.schedulers.options import Option
 
 VARIANTS = ("Random", "Max", "Char")
 _TOLERANCE = 1e-9  # relative, for sums of float volumes

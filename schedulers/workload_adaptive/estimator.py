@@ -22,7 +22,7 @@ When a job completes successfully, the estimator records
 * its runtime D_j = finish - start, as the scheduler sees them (start: the
   time it decided to run the job; finish: the ``JOB_COMPLETED`` time), and
 * its throughput: the bytes its profile moves to and from storage (read +
-  written, ``batio.jobio.bytes_moved``) divided by D_j.
+  written, ``batio.schedulers.jobio.bytes_moved``) divided by D_j.
 
 The bytes are fixed by the profile, so a job slowed down by a congested file
 system shows a lower throughput: congestion lowers r_j, which is what makes
@@ -83,7 +83,7 @@ from pathlib import Path
 from typing import Any
 
 from batio.errors import InvalidValue
-from batio.jobio import bytes_moved
+from batio.schedulers.jobio import bytes_moved
 
 MODES = ("pretrained", "untrained")
 DEFAULT_DECAY = 0.8

@@ -66,9 +66,9 @@ import logging
 from batsim.batsim import Job
 from procset import ProcSet
 
-from batio.options import Option, OptionError
-from batio.reservation import RunningJob
 from batio.schedulers.backfill import Backfill, time_limit
+from batio.schedulers.options import Option, OptionError
+from batio.schedulers.reservation import RunningJob
 from batio.schedulers.workload_adaptive.estimator import (
     DEFAULT_DECAY,
     MODES,

@@ -96,8 +96,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from batio.options import Option
-from batio.reservation import ReservationTracker, Slot
+from batio.schedulers.options import Option
+from batio.schedulers.reservation import ReservationTracker, Slot
 from batio.schedulers.workload_adaptive.ioAware import LUSTRE, R_NOW_KEY, IoAware
 
 ADJUSTED = "lustre_adjusted"
