@@ -74,11 +74,11 @@ alone on average, up to 1.86x.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
 import json
 import math
 import sys
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -104,7 +104,7 @@ class Family:
     nodes: tuple[int, ...]
     runtime_minutes: tuple[float, float]
     command: Callable[[np.random.Generator, int], str]
-    demand: Callable[[np.random.Generator, int, int, float], "Timeline"]   # (rng, nodes, seconds, io_scale)
+    demand: Callable[[np.random.Generator, int, int, float], Timeline]   # (rng, nodes, seconds, io_scale)
 
 
 class Timeline:

@@ -238,7 +238,8 @@ def equilibrio_workload(seed: int = 3, nb_jobs: int = NB_JOBS, load: float = 1.0
             shape["subtime"] = float(subtime)
             shape["peak"] = peak
     shapes = sorted(low + high, key=lambda shape: shape["subtime"])
-    jobs, profiles = [], {}
+    jobs: list[dict] = []
+    profiles: dict[str, dict] = {}
     for number, shape in enumerate(shapes, start=1):
         profile = job_profiles(number, shape, profiles)
         job = {"id": number, "subtime": round(shape["subtime"], 3), "walltime": shape["walltime"],

@@ -123,8 +123,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from statistics import NormalDist
+import sys
 
 import numpy as np
 
@@ -224,12 +224,6 @@ def expected_io_share(io_law, alpha):
 
 # -- eq. 2 ---------------------------------------------------------------------
 
-def load_sums(Q, n, w, t, P):
-    """(sum n t, sum (Q/P) n (w + t)): alpha = first / second (eq. 2)."""
-    Q, n, w, t = map(np.asarray, (Q, n, w, t))
-    return float((n * t).sum()), float((Q / P * n * (w + t)).sum())
-
-
 def alpha_of(workload, nb_hosts=DEFAULT_HOSTS, bandwidth=DEFAULT_BANDWIDTH):
     """Eq. 2 computed from a workload's profiles: every job must be a composed
     profile of delays and parallel_homogeneous_pfs transfers."""
@@ -298,7 +292,7 @@ def generate(family, alpha, nb_jobs=100, seed=0, nb_hosts=DEFAULT_HOSTS, bandwid
     sizes, io_law = FAMILIES[name]
     rng = np.random.default_rng(seed)
     rejected = {"kappa": 0, "concentration": 0}
-    for attempt in range(1, MAX_ATTEMPTS + 1):
+    for _ in range(MAX_ATTEMPTS):
         draw = _draw(rng, sizes, io_law, float(alpha), nb_jobs, nb_hosts, volume_scaling)
         reason = _pathology(draw, nb_jobs, volume_scaling)
         if reason is None:
@@ -309,7 +303,9 @@ def generate(family, alpha, nb_jobs=100, seed=0, nb_hosts=DEFAULT_HOSTS, bandwid
             f"{name} at alpha={alpha} with {nb_jobs} jobs: no acceptable draw in {MAX_ATTEMPTS} attempts "
             f"(rejected: {rejected}); try more jobs or another alpha")
     workload = _workload(draw, name, float(alpha), nb_jobs, seed, nb_hosts, bandwidth)
-    workload["generator"].update(attempts=attempt, rejected=rejected, volume_scaling=volume_scaling)
+    # Each attempt but the accepted one was rejected for one reason.
+    workload["generator"].update(attempts=sum(rejected.values()) + 1, rejected=rejected,
+                                  volume_scaling=volume_scaling)
     return workload
 
 

@@ -155,12 +155,12 @@ class DemandAware(QueueScheduler):
         name = type(self).__name__
         given = [(resource.get("name", resource_id), (resource.get("properties") or {}).get("bandwidth"))
                  for resource_id, resource in self.bs.storage_resources.items()]
-        given = [(host, value) for host, value in given if value is not None]
-        if len(given) != 1:
-            found = f"{len(given)} storage hosts have one" if given else "no storage host has one"
+        carriers = [(host, value) for host, value in given if value is not None]
+        if len(carriers) != 1:
+            found = f"{len(carriers)} storage hosts have one" if carriers else "no storage host has one"
             raise OptionError(f"{name}: option 'bandwidth' (B, bytes/s) is required: the platform must give "
                               f"exactly one storage host a 'bandwidth' property, and {found}")
-        host, value = given[0]
+        host, value = carriers[0]
         try:
             bandwidth = float(value)
         except ValueError:
@@ -288,6 +288,7 @@ class Catios(DemandAware):
         now = self.bs.time()
         self.load.advance(now)
         RT = self.running_tracker_at(now)
+        assert self.B is not None  # onSimulationBegins read it from the platform when no option gave it
         plan = backfill(HostsAndDemand(RT, self.load, self.B), self.prioritised(now), now,
                         1 if self.reserve_first else 0, time_limit, self.D, first_fit=True)
         for j, _ in plan.reserved:  # replanned next round

@@ -162,11 +162,11 @@ def intensity_delta(candidates: Sequence[float], workload_intensity: float, runn
     ``versus="system"``: delta'_c = |io_intensity(W) - io_intensity(S)_c|;
     ``versus="job"``: delta'_c = |io_intensity(W) - io_intensity_c| (the slide's formula as printed).
     """
-    candidates = np.asarray(candidates, dtype=float)
+    values = np.asarray(candidates, dtype=float)
     if versus == "system":
-        compared = system_io_intensity_with(candidates, running_total, running_count)
+        compared = system_io_intensity_with(values, running_total, running_count)
     elif versus == "job":
-        compared = candidates
+        compared = values
     else:
         raise InvalidValue(f"versus must be 'system' or 'job', got {versus!r}")
     return normalise(np.abs(workload_intensity - compared))
@@ -310,7 +310,7 @@ class Equilibrio(Backfill):
         ranks = self._arrival_rank
         if not all(job.id in ranks for job in QJ):
             ranks = {job.id: i for i, job in enumerate(sorted(QJ, key=QUEUE_ORDERS["fcfs"]))}
-        return [QJ[i] for i in np.lexsort(([ranks[job.id] for job in QJ], wp))]
+        return [QJ[i] for i in np.lexsort((np.asarray([ranks[job.id] for job in QJ]), wp))]
 
     # -- one invocation (slide "Algorithm", lines 7-23) -----------------------
 

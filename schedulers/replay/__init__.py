@@ -2,5 +2,5 @@
 
 
 # Jobs start at their recorded start times (batio import jobsio): what `batio validate` runs.
-SCHEDULERS = {"replay": ("replay.py", {})}
+SCHEDULERS: dict[str, tuple[str, dict]] = {"replay": ("replay.py", {})}
 BUNDLED_INPUTS = {"replay.py": ("cluster16_pfs", "jobsio_demo")}

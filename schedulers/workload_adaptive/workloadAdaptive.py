@@ -122,9 +122,10 @@ def target_throughput(R: Sequence[JobShare], Q: Sequence[JobShare], t_now: float
     when there is no node time to weigh."""
     V_IO = node_time = 0.0
     for j in R:
-        if t_now < j.b + j.d < math.inf:           # running jobs not yet past their estimate
-            V_IO += j.r * (j.b + j.d - t_now)
-            node_time += j.n * (j.b + j.d - t_now)
+        end = math.inf if j.b is None else j.b + j.d
+        if t_now < end < math.inf:                 # running jobs not yet past their estimate
+            V_IO += j.r * (end - t_now)
+            node_time += j.n * (end - t_now)
     for j in Q:
         if j.d < math.inf:
             V_IO += j.r * j.d
