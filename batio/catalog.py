@@ -42,8 +42,7 @@ def discover(package=BATIO_PACKAGE):
     root = importlib.import_module(package)
     folders = [root] + [importlib.import_module(f"{package}.{found.name}")
                         for found in pkgutil.iter_modules(root.__path__) if found.ispkg]
-    schedulers = {}
-    inputs, inputs_of_name = {}, {}
+    schedulers, inputs, inputs_of_name = {}, {}, {}
     for folder in folders:
         prefix = folder.__name__.removeprefix(package).lstrip(".").replace(".", "/")
         features = tuple(getattr(folder, "BATSIM_FEATURES", ()))
