@@ -1,3 +1,6 @@
 """batio: I/O-aware batch scheduling for HPC, on Batsim's protocol."""
 
-__version__ = "0.1.0"
+from importlib.metadata import version
+
+# Written once, in pyproject.toml; read from the installed package's metadata.
+__version__ = version("batio")

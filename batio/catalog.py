@@ -1,16 +1,19 @@
 """Names users type for bundled platforms, workloads and schedulers.
 
 A name is either a path to an existing file or the name of a bundled one:
-``platforms/NAME.xml``, ``workloads/NAME.json``, a scheduler of
-``SCHEDULERS`` below, or one of pybatsim's bundled schedulers (e.g.
-``easyBackfill``, ``fillerSched``).
+``platforms/NAME.xml``, ``workloads/NAME.json``, a scheduler name that
+schedulers/ or one of its paper folders declares (``SCHEDULERS`` below
+gathers them, see ``discover``), or one of pybatsim's bundled schedulers
+(e.g. ``easyBackfill``, ``fillerSched``).
 """
 
+import importlib
 from importlib import resources
 from pathlib import Path
+import pkgutil
 
-from batio.errors import InputError
-from batio.launcher import pybatsim_schedulers_folder
+from batio.errors import InputError, InvalidConfiguration
+from batio.launcher import BATIO_PACKAGE, pybatsim_schedulers_folder
 
 # batsched's C++ schedulers, named batsched:VARIANT: run by a `batsched`
 # binary against real Batsim, never on the embedded engine.
@@ -20,64 +23,53 @@ BATSCHED_PREFIX = "batsched:"
 def is_batsched(name):
     return name.startswith(BATSCHED_PREFIX)
 
-# name -> (module file in batio's schedulers/, a paper's in its sub-folder, preset options[, Batsim features])
-# Batsim features are RunSpec flags the scheduler cannot work without (e.g.
-# "dynamic_jobs", "compute_sharing"); `batio run/compare/sweep` turn them on
-# for the name, as a user would pass --enable-dynamic-jobs to Batsim.
-# File loads are dynamic jobs run on nodes their jobs share (paper 004).
-LOCALITY_FEATURES = ("dynamic_jobs", "compute_sharing")
-SCHEDULERS: dict[str, tuple] = {
-    "fcfs": ("backfill.py", {"backfill_max": 0}),
-    "easy": ("backfill.py", {"backfill_max": 1}),
-    "conservative": ("backfill.py", {"backfill_max": None}),
-    "backfill": ("backfill.py", {}),
-    "io_aware": ("workload_adaptive/ioAware.py", {}),
-    "adaptive": ("workload_adaptive/workloadAdaptive.py", {}),
-    "adaptive_naive": ("workload_adaptive/workloadAdaptive.py", {"two_group": False}),
-    "iolist": ("list_vs_pack/ioList.py", {}),
-    "iopack": ("list_vs_pack/ioPack.py", {}),
-    "iopack-random": ("list_vs_pack/ioPack.py", {"packs": "Random"}),
-    "iopack-max": ("list_vs_pack/ioPack.py", {"packs": "Max"}),
-    "iopack-char": ("list_vs_pack/ioPack.py", {"packs": "Char"}),
-    "equilibrio": ("equilibrio/equilibrio.py", {}),
-    "equilibrio-listing": ("equilibrio/equilibrio.py", {"backfill_guard": False, "backfill_order": "fixed"}),
-    "easy-ljf": ("backfill.py", {"backfill_max": 1, "order": "ljf"}),
-    # Jobs start at their recorded start times (batio import jobsio): what `batio validate` runs.
-    "replay": ("replay/replay.py", {}),
-    # CATIOS and TIOAS predict each job's I/O from the bundled history by default.
-    **{f"catios{suffix}{knowledge}": ("catios/catios.py", {**options, **demand})
-       for suffix, options in (("", {}), ("-ljf", {"priority": "ljf"}), ("-mix", {"priority": "mix"}),
-                               ("-greedy", {"reserve_first": False}))
-       for knowledge, demand in (("", {"history": "catios_bw_history"}), ("-oracle", {"demand": "oracle"}))},
-    "tioas": ("catios/tioas.py", {"backfill_max": 1, "history": "catios_bw_history"}),
-    "tioas-oracle": ("catios/tioas.py", {"backfill_max": 1, "demand": "oracle"}),
-    **{name: ("locality/locality.py", {"policy": policy, "backfill": backfill}, LOCALITY_FEATURES)
-       for policy, plain in (("fcfs", "locality-fcfs"), ("eft", "locality-eft"), ("lea", "lea"), ("leo", "leo"),
-                             ("lem", "lem"))
-       for backfill, name in ((False, plain), (True, f"{plain}-bf"))},
-}
 
-# The bundled platform and workload each scheduler file's policies are made
-# for (`batio parity` runs every catalog name on them); a name may differ
-# from its file's.
-BUNDLED_INPUTS = {
-    "backfill.py": ("cluster16_pfs", "demo"),
-    "workload_adaptive/ioAware.py": ("stria15_lustre", "stria_w2"),
-    "workload_adaptive/workloadAdaptive.py": ("stria15_lustre", "stria_w2"),
-    "list_vs_pack/ioList.py": ("periodic_rack", "periodic_mbn_a06"),
-    "list_vs_pack/ioPack.py": ("periodic_rack", "periodic_mbn_a06"),
-    "equilibrio/equilibrio.py": ("theta_quarter", "equilibrio_theta"),
-    "catios/catios.py": ("catios_cluster", "catios_bw"),
-    "catios/tioas.py": ("catios_cluster", "catios_bw"),
-    "locality/locality.py": ("memcluster486", "memcluster486_slice"),
-    "replay/replay.py": ("cluster16_pfs", "jobsio_demo"),
-}
-BUNDLED_INPUTS_OF_NAME = {"easy-ljf": ("catios_cluster", "catios_bw")}
+def discover(package=BATIO_PACKAGE):
+    """The catalog's tables, gathered from the ``__init__.py`` of ``package``
+    and of each of its sub-packages (a paper's folder), in name order.
+
+    Each declares, file names relative to its folder: ``SCHEDULERS``, name ->
+    (file, preset options); ``BUNDLED_INPUTS``, file -> the bundled platform
+    and workload its policies are made for (`batio parity` runs every name on
+    them); and where needed ``BUNDLED_INPUTS_OF_NAME``, name -> a name's own,
+    and ``BATSIM_FEATURES``, the RunSpec flags (e.g. "dynamic_jobs") its
+    policies cannot work without, which `batio run/compare/sweep` turn on as
+    a user passes --enable-dynamic-jobs to Batsim.
+
+    Returns (``SCHEDULERS``: name -> (file, presets[, features]),
+    ``BUNDLED_INPUTS``, ``BUNDLED_INPUTS_OF_NAME``), files relative to
+    ``package``'s folder (``"catios/catios.py"``)."""
+    root = importlib.import_module(package)
+    folders = [root] + [importlib.import_module(f"{package}.{found.name}")
+                        for found in pkgutil.iter_modules(root.__path__) if found.ispkg]
+    schedulers, inputs, inputs_of_name = {}, {}, {}
+    for folder in folders:
+        prefix = folder.__name__.removeprefix(package).lstrip(".").replace(".", "/")
+        features = tuple(getattr(folder, "BATSIM_FEATURES", ()))
+        for name, (file, presets) in getattr(folder, "SCHEDULERS", {}).items():
+            if name in schedulers:
+                raise InvalidConfiguration(f"{folder.__name__} declares the scheduler name {name!r}, "
+                                           f"which {schedulers[name][0]} already has")
+            schedulers[name] = (f"{prefix}/{file}".lstrip("/"), presets, *((features,) if features else ()))
+        inputs.update({f"{prefix}/{file}".lstrip("/"): pair
+                       for file, pair in getattr(folder, "BUNDLED_INPUTS", {}).items()})
+        inputs_of_name.update(getattr(folder, "BUNDLED_INPUTS_OF_NAME", {}))
+    return schedulers, inputs, inputs_of_name
+
+
+SCHEDULERS, BUNDLED_INPUTS, BUNDLED_INPUTS_OF_NAME = discover()
 
 
 def bundled_inputs(name):
     """(platform, workload) names a catalog scheduler runs on in the papers' studies."""
     return BUNDLED_INPUTS_OF_NAME.get(name) or BUNDLED_INPUTS[SCHEDULERS[name][0]]
+
+
+def scheduler_file(file):
+    """The path of a catalog file (``"catios/catios.py"``), in its package's folder."""
+    folder, _, name = file.rpartition("/")
+    package = importlib.import_module(".".join([BATIO_PACKAGE, *filter(None, folder.split("/"))]))
+    return Path(str(package.__file__)).parent / name
 
 
 def _bundled(package, suffix):
@@ -138,8 +130,8 @@ def scheduler_file_and_options(name, options=None):
             raise InputError(name, "expected batsched:VARIANT, e.g. batsched:easy_bf")
         return name, options
     if name in SCHEDULERS:
-        module, presets = SCHEDULERS[name][:2]
-        return Path(str(resources.files("batio.schedulers") / module)), {**presets, **options}
+        file, presets = SCHEDULERS[name][:2]
+        return scheduler_file(file), {**presets, **options}
     pybatsim = pybatsim_schedulers()
     if name in pybatsim:
         return pybatsim[name], options

@@ -6,7 +6,7 @@ The same declarations (``PAPER``, ``OPTIONS``, ``REQUIRES``) are the ones
 
 from batio import catalog, fit
 from batio.errors import InputError
-from batio.options import as_json
+from batio.schedulers.options import as_json
 
 
 def _paper(declared):

@@ -24,8 +24,8 @@ from batio import catalog
 from batio.engine.platform import DEFAULT_MASTER_HOST, read_properties
 from batio.engine.workload import load_workload
 from batio.errors import BatioError, InputError, InvalidConfiguration
-from batio.jobio import bytes_moved
 from batio.launcher import batio_schedulers_folder, scheduler_class
+from batio.schedulers.jobio import bytes_moved
 
 logger = logging.getLogger(__name__)
 

@@ -1,23 +1,13 @@
 """Loading a pybatsim scheduler file under one module name, and serving it.
 
-pybatsim's launcher imports ``schedulers/backfill.py`` as ``schedulers.backfill``
-after putting the file's folders on ``sys.path``, so batio's ``schedulers/``
-folder would both load a second copy of every module that batio imports as
-``batio.schedulers.backfill`` and take the name ``schedulers`` from pybatsim's
-own bundled schedulers. Here each file has one module, whichever way it is
-named (a catalog name, a file path or an import), kept in ``sys.modules``:
-
-- a file of batio's ``schedulers/`` folder is ``batio.schedulers.STEM``, and
-  one in a paper's sub-package ``batio.schedulers.PAPER.STEM``;
-- a file of pybatsim's bundled schedulers is ``schedulers.STEM``, as pybatsim
-  names it (the name ``schedulers`` stays pybatsim's);
-- any other file is ``batio.scheduler_files.STEM_DIGEST``, one module per
-  resolved path, with its folder and that folder's parent on ``sys.path``
-  while it loads, as pybatsim allows for imports of its neighbours.
-
-The class used is the one named after the file (``easyBackfill.py`` ->
-``EasyBackfill``), instantiated as pybatsim does. ``main`` is pybatsim's
-launcher (``pybatsim FILE -s ENDPOINT -o OPTIONS``) with this loading.
+pybatsim's launcher imports a file with its folders on ``sys.path``: batio's
+policies would load a second time beside ``batio.schedulers.X``, and the
+top-level folder ``schedulers/`` would take the name of pybatsim's bundled
+schedulers. Here a file of batio's schedulers is ``batio.schedulers[.PAPER].STEM``,
+one of pybatsim's ``schedulers.STEM``, any other ``batio.scheduler_files.STEM_DIGEST``
+(one per resolved path, with its folder and that folder's parent on ``sys.path``
+while it loads, as pybatsim allows for imports of its neighbours). ``main`` is
+pybatsim's launcher (``pybatsim FILE -s ENDPOINT -o OPTIONS``) with this loading.
 """
 
 import argparse
@@ -27,6 +17,7 @@ import importlib.util
 import json
 import logging
 from pathlib import Path
+import re
 import sys
 import types
 
@@ -57,16 +48,12 @@ def module_name(path):
     """The one name under which the scheduler file ``path`` is loaded."""
     path = Path(path).resolve()
     batio_folder = batio_schedulers_folder()
-    if path.is_relative_to(batio_folder) and (path.parent == batio_folder or (path.parent / "__init__.py").is_file()):
+    if path.is_relative_to(batio_folder) and (path.parent / "__init__.py").is_file():  # in a package of it
         return ".".join([BATIO_PACKAGE, *path.relative_to(batio_folder).parent.parts, path.stem])
     if path.parent == pybatsim_schedulers_folder():
         return f"{PYBATSIM_PACKAGE}.{path.stem}"
-    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
-    return f"{FILE_PACKAGE}.{_identifier(path.stem)}_{digest}"
-
-
-def _identifier(text):
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in text)
+    stem = re.sub(r"\W", "_", path.stem)  # a valid identifier
+    return f"{FILE_PACKAGE}.{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
 
 
 def load_module(path):

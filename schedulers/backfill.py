@@ -1,26 +1,6 @@
 """Slurm's backfill scheduler (paper 000, Section II-A, Algorithm 1).
 
-Options (pybatsim ``-o`` JSON):
-
-* ``backfill_max`` — BackfillMax, the number of delayed jobs that get a
-  reservation per round: ``1`` is EASY, ``null`` / ``"inf"`` / absent is
-  unbounded (conservative, Slurm's default), ``0`` is plain FCFS: the round
-  stops at the first job that cannot start. (Read literally, Algorithm 1
-  with BackfillMax = 0 would keep starting any later job that fits, with no
-  reservation protecting the head: first fit, not FCFS.)
-* ``order`` — how the waiting queue is sorted (line 2): ``"fcfs"`` by
-  submission time, ``"sjf"`` / ``"ljf"`` by walltime, shortest / longest
-  first; ties by submission time, then job id.
-
-A job without walltime (Batsim's -1) is planned with an infinite time limit:
-started, it holds its hosts until it completes; delayed, its reservation
-never ends, so later jobs are only planned around it. Jobs asking for more
-hosts than the platform's compute hosts are rejected at submission.
-
-Policies built on this one override ``priority_key`` (queue order),
-``bandwidth_need`` and ``bandwidth_limits`` (bandwidth reserved like hosts),
-``running_jobs`` (runtime estimates, measured load as extra running entries)
-or the whole ``initialize_reservation_tracker``.
+Design notes (the model, its sources, the choices made): this folder's README.md, section backfill.py.
 """
 from __future__ import annotations
 
@@ -32,9 +12,9 @@ from typing import Any, Protocol
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
-from batio.jobio import job_storage_mapping
-from batio.options import Declared, Option
-from batio.reservation import ReservationTracker, RunningJob, RunningJobsTracker, Slot
+from batio.schedulers.jobio import job_storage_mapping
+from batio.schedulers.options import Declared, Option
+from batio.schedulers.reservation import ReservationTracker, RunningJob, RunningJobsTracker, Slot
 
 
 def time_limit(job: Job) -> float:
@@ -172,7 +152,7 @@ class QueueScheduler(Declared, BatsimScheduler):
         raise NotImplementedError
 
     def storage_mapping(self, job: Job) -> dict[str, int]:
-        """EXECUTE_JOB's storage_mapping (see ``batio.jobio``)."""
+        """EXECUTE_JOB's storage_mapping (see ``batio.schedulers.jobio``)."""
         return job_storage_mapping(job, self.bs)
 
     def start(self, plan: RoundPlan, now: float, planned_on: ReservationTracker | None = None) -> None:

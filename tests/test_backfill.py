@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from batio.options import Option, OptionError, parse_options
-from batio.reservation import ReservationTracker, RunningJob
+from batio.schedulers.options import Option, OptionError, parse_options
+from batio.schedulers.reservation import ReservationTracker, RunningJob
 from batio.schedulers.backfill import Backfill, backfill, time_limit
 from conftest import FakeBatsim
 
@@ -402,7 +402,7 @@ def test_option_defaults_and_aliases():
 def test_options_are_parsed_once_for_the_whole_class_hierarchy(monkeypatch):
     """WorkloadAdaptive -> IoAware -> Backfill: one parse of the options all
     three declare, each level reading its own from ``settings``."""
-    from batio import options
+    from batio.schedulers import options
     from batio.schedulers.workload_adaptive.workloadAdaptive import WorkloadAdaptive
     calls = []
     monkeypatch.setattr(options, "parse_options", lambda *args: calls.append(args) or parse_options(*args))

@@ -15,7 +15,7 @@ from batsim.batsim import Job
 from batio.schedulers.catios.demandload import DemandLoad, clip
 from batio.errors import InputError
 from batio.schedulers.catios.iodemand import encode
-from batio.options import OptionError
+from batio.schedulers.options import OptionError
 from batio.schedulers import __file__ as schedulers_init
 from batio.schedulers.catios.catios import Catios, normalised
 from batio.schedulers.catios.tioas import IO, Tioas

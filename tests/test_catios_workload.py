@@ -11,7 +11,7 @@ from batsim.batsim import Job
 from batio.engine.platform import classify, read_properties
 from batio.errors import InputError
 from batio.schedulers.catios.iodemand import command_of, decode, demand_of, encode, phase_profiles
-from batio.jobio import bytes_moved
+from batio.schedulers.jobio import bytes_moved
 from batio.workloads import catios
 from conftest import workload
 

@@ -11,7 +11,7 @@ import pytest
 from batio.cli import main
 from batio.errors import InputError
 from batio.importers import import_trace
-from batio.jobio import bytes_moved
+from batio.schedulers.jobio import bytes_moved
 
 darshan = pytest.importorskip("darshan")
 GRAPH_LOGS = Path(darshan.__file__).parent / "examples" / "darshan-graph"

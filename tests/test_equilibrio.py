@@ -12,8 +12,8 @@ from batsim.batsim import Job
 from batio.engine.run import RunSpec, simulate
 from batio.schedulers.equilibrio.metrics import AloneModel, THETA_QUARTER, job_metrics, intensity_timeline, \
     mean_distance, summary, workload_jobs
-from batio.jobio import bytes_moved
-from batio.options import OptionError
+from batio.schedulers.jobio import bytes_moved
+from batio.schedulers.options import OptionError
 from batio.schedulers.equilibrio.equilibrio import (Equilibrio, IntensitySet, candidate_priorities, fairness_priority,
                                          intensity_delta, io_intensity, knowledge_draw, normalise,
                                          system_io_intensity_with, visible_fraction, weighted_priority)

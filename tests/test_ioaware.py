@@ -17,8 +17,8 @@ from procset import ProcSet
 from batio.cli import main
 from batio.schedulers.workload_adaptive.estimator import Estimate, Estimator, EstimatorError, load_history, similarity_key
 from batio.schedulers.workload_adaptive.pretrain import pretrain
-from batio.options import OptionError
-from batio.reservation import ReservationTracker
+from batio.schedulers.options import OptionError
+from batio.schedulers.reservation import ReservationTracker
 from batio.schedulers.backfill import Backfill
 from batio.schedulers.workload_adaptive.ioAware import GIB, LUSTRE, R_NOW_KEY, IoAware
 from batio.schedulers.workload_adaptive.workloadAdaptive import (

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from batio.cli import main
-from batio.jobio import bytes_moved, storage_labels, storage_mapping_by_name
+from batio.schedulers.jobio import bytes_moved, storage_labels, storage_mapping_by_name
 
 PROFILES = {
     "c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},

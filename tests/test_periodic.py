@@ -10,7 +10,7 @@ import pytest
 from batsim.batsim import Job
 
 from batio.schedulers.list_vs_pack import metrics as pm
-from batio.options import OptionError
+from batio.schedulers.options import OptionError
 from batio.schedulers.list_vs_pack.ioList import IoList, PeriodicJobInfo
 from batio.schedulers.list_vs_pack.ioPack import IoPack, build_packs
 from batio.workloads import periodic

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from batio.errors import InvalidValue
-from batio.reservation import (OVERRUN_GRACE, OverAllocation, ReservationTracker, RunningJob,
+from batio.schedulers.reservation import (OVERRUN_GRACE, OverAllocation, ReservationTracker, RunningJob,
                                RunningJobsTracker)
 
 HOSTS = ProcSet((0, 2), (5, 6), 9, (12, 15))  # gaps between ids exercise the id <-> bit mapping

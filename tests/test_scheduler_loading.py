@@ -1,6 +1,7 @@
 """One module per scheduler file, whichever way it is named (batio/launcher.py):
 a catalog name, a file path (relative, absolute, through a link) and an import
-give the same class object, and pybatsim's own ``schedulers`` stay pybatsim's."""
+give the same class object, and pybatsim's own ``schedulers`` stay pybatsim's.
+Catalog names come from the scheduler folders' own declarations."""
 
 from pathlib import Path
 import subprocess
@@ -14,7 +15,8 @@ from test_cli import three_delay_jobs
 from batio import catalog, launcher
 from batio.cli import main
 from batio.engine.scheduler_side import load_scheduler
-from batio.errors import InputError
+from batio.errors import InputError, InvalidConfiguration
+import batio.schedulers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,6 +34,28 @@ def test_catalog_name_file_path_and_import_give_the_same_class(tmp_path, monkeyp
     for path in (from_catalog, ROOT / "schedulers" / f"{file}.py", f"schedulers/{file}.py", link):
         assert launcher.scheduler_class(path) is imported, path
     assert imported.__module__ == module
+
+
+def test_each_folder_declares_its_names():
+    assert catalog.SCHEDULERS["lea-bf"] == ("locality/locality.py", {"policy": "lea", "backfill": True},
+                                            ("dynamic_jobs", "compute_sharing"))
+    assert catalog.SCHEDULERS["easy"] == ("backfill.py", {"backfill_max": 1})
+    assert catalog.bundled_inputs("tioas") == ("catios_cluster", "catios_bw")
+    assert catalog.bundled_inputs("easy-ljf") == ("catios_cluster", "catios_bw")
+    assert catalog.batsim_features("catios") == {} and catalog.batsim_features("lem") == {
+        "dynamic_jobs": True, "compute_sharing": True}
+
+
+def test_two_folders_cannot_declare_one_name(tmp_path, monkeypatch):
+    (tmp_path / "twice").mkdir()
+    (tmp_path / "twice" / "__init__.py").write_text('SCHEDULERS = {"easy": ("mine.py", {})}\n')
+    monkeypatch.setattr(batio.schedulers, "__path__", [*batio.schedulers.__path__, str(tmp_path)])
+    try:
+        with pytest.raises(InvalidConfiguration, match="^batio.schedulers.twice declares the scheduler name 'easy', "
+                                                       "which backfill.py already has$"):
+            catalog.discover()
+    finally:
+        sys.modules.pop("batio.schedulers.twice", None)
 
 
 def test_a_loaded_scheduler_is_an_instance_of_the_imported_class():

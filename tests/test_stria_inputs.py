@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from batio.jobio import bytes_moved, storage_labels
+from batio.schedulers.jobio import bytes_moved, storage_labels
 from batio.sweep import load_config, run_grid
 from batio.workloads.stria import GiB, concurrent_writers, stria_workload
 

@@ -1,84 +1,16 @@
 """Blue-Waters-like workloads with per-second I/O demands (seed 002, CATIOS),
 for ``platforms/catios_cluster.xml``.
 
-The poster's dataset is Blue Waters' Darshan logs converted to per-second
-I/O profiles; we have none. This generator draws jobs from a catalogue of
-application families typical of Blue Waters (NCSA's Cray XE: ``aprun``
-launches, 32 ranks per XE node), each with a command-line template whose
-arguments vary between runs and a characteristic burst pattern (sizes per
-node, rates per node in GB/s):
-
-====== ===== ========== ========================================================
-family nodes run time   I/O over time
-====== ===== ========== ========================================================
-wrf    8-32  30-120 min reads 1-3 GB/node at start; a history write of
-                        5-15 GB/node every 5-12 min; 0.25-0.5 GB/s/node
-enzo   16-64 60-180 min reads a restart of 2-6 GB/node; a data dump of
-                        8-20 GB/node every 8-15 min; 0.15-0.3 GB/s/node
-namd   2-16  20-90 min  a trajectory frame of 0.5-1.5 GB/node every 1-3 min;
-                        a 2-4 GB/node restart file at the end; 0.2-0.4
-bwa    1-8   20-60 min  reads its sequencing data for the first 20-50 % of the
-                        run at 0.4-0.8; a trickle of alignments (0.02-0.05);
-                        20-40 GB/node of sorted output at the end at 0.6-0.9
-yt     1-4   10-40 min  post-processing: reads 100-300 GB/node of snapshots at
-                        start, writes its products for the last 2-5 min;
-                        0.6-0.9
-adios  2-8   30-120 min streaming analysis: steady reads at 0.3-0.7 whose level
-                        changes every 1-5 min
-milc   16-64 60-180 min compute only: reads its lattice (0.5-1 GB/node) at
-                        start, writes it for 5-15 s at the end; 0.2-0.4
-====== ===== ========== ========================================================
-
-Families are drawn with weights 0.2 (wrf, milc), 0.15 (namd, bwa) and 0.1
-(enzo, yt, adios). Every rate is varied per run (log-normal, sigma 0.2),
-multiplied by the nodes, capped at 90 % of what the nodes move alone,
-min(nodes x 1 GB/s, 6 GB/s), and rounded to 50 MB/s; periods vary by +-5 %
-within a run. Levels hold for whole seconds, so the run-length encoding
-stays short and identical transfer profiles are shared between jobs.
-
-Each job carries ``io_demand`` and ``command`` (``batio.schedulers.catios.iodemand``), its
-node count as ``res``, its ``family`` (to score a matcher; schedulers do
-not read it), and a Batsim profile that moves its demand through the
-storage link over time (``batio.schedulers.catios.iodemand.phase_profiles``). The file names
-its workload in ``workload``.
-
-I/O intensity (``io_scale``, default 1): every job moves ``io_scale``
-times the bytes above. A burst given by its size (inputs, dumps, frames,
-restarts, outputs) keeps its rate and lasts ``io_scale`` times longer; a
-phase given by its duration (bwa's reading and trickle, adios's stream)
-keeps its length at ``io_scale`` times the rate. Caps still apply (the
-rate ceiling, the run's end, a burst covering what follows), so the bytes
-grow less than ``io_scale``: measured on seeds 1-3 (200 jobs), x1.6-1.7
-at 2, x2.0-2.2 at 3, x2.4-2.6 at 4. Run times, node counts, commands and
-arrivals are those of ``io_scale`` 1 for the same seed, so only how
-I/O-bound the jobs are changes: the share of the node-seconds a job spends
-transferring when alone is 6-9 % at 1 (seeds 1-3), 12-16 % at 2, 20-28 %
-at 4; the bytes over what B moves in the time the machine needs for the
-work (rho) 0.41-0.56 at 1, 0.70-0.94 at 2, 1.06-1.38 at 4. What this does
-to the schedulers: ``scripts/results/catios.md``.
-
-Arrivals: a Poisson process whose rate offers ``load`` (default 1.05) times
-the cluster's node-seconds over the arrival span, so compute is what jobs
-queue for. The requested walltime is the run time times a log-uniform user
-overestimate in [2, 5], rounded up to 15 min. Measured on
-``catios_bw.json`` under FCFS (embedded engine): 82 % utilisation, mean
-wait 5.8 h; the running jobs' nominal demand (their D from their real
-starts) averages 0.39 B and exceeds B 11.6 % of the time (0.75 B: 24 %);
-the storage link is saturated 24 % of the time; jobs run 7 % longer than
-alone on average, up to 1.86x.
-
-    python -m batio.workloads.catios --seed 1 > workloads/catios_bw.json
-    python -m batio.workloads.catios --seed 2 --jobs 400 --name catios_bw_history > workloads/catios_bw_history.json
-    python -m batio.workloads.catios --seed 1 --io-scale 2 > catios_bw_io2.json     # twice the bytes
+Design notes (the model, its sources, the choices made): this folder's README.md, section catios.py.
 """
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
 import json
 import math
 import sys
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -104,7 +36,7 @@ class Family:
     nodes: tuple[int, ...]
     runtime_minutes: tuple[float, float]
     command: Callable[[np.random.Generator, int], str]
-    demand: Callable[[np.random.Generator, int, int, float], "Timeline"]   # (rng, nodes, seconds, io_scale)
+    demand: Callable[[np.random.Generator, int, int, float], Timeline]   # (rng, nodes, seconds, io_scale)
 
 
 class Timeline:
@@ -297,7 +229,7 @@ def draw_run(rng, family, io_scale=1.0):
 
 def catios_workload(seed=1, nb_jobs=200, load=1.05, name="catios_bw", chunk_seconds=DEFAULT_CHUNK_SECONDS,
                     io_scale=1.0):
-    """The workload as a Batsim workload dict (see the module docstring)."""
+    """The workload as a Batsim workload dict (see README.md)."""
     if not (isinstance(io_scale, (int, float)) and not isinstance(io_scale, bool) and math.isfinite(io_scale)
             and io_scale > 0):
         raise ValueError(f"io_scale must be a finite number > 0, got {io_scale!r}")

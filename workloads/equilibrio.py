@@ -1,93 +1,6 @@
 """EquilibrIO's experimental workload on Theta scaled down 4x (seed 003).
 
-The poster ("Experimental workload") combines 5,000 low-to-medium
-I/O-intensity jobs with four peaks of 40 high-intensity jobs, 5,160 jobs,
-built from Darshan logs of Theta (2017-2023). Those logs are not public in
-that form, so this generator draws jobs from distributions typical of Theta
-(below) and gives each the two numbers Darshan yields and the scheduler
-reads, as extra job fields (Batsim forwards them in ``JOB_SUBMITTED``):
-
-* ``io_walltime_share``: io_walltime_j / total_walltime_j, the fraction of
-  the job's run time spent in I/O when it runs alone;
-* ``average_bw``: average_bw_j in GB/s, the bandwidth of its I/O phases when
-  it runs alone;
-* ``io_class``: ``"high"`` or ``"low-medium"`` (for analysis only; the
-  scheduler does not read it).
-
-so that io_intensity_j = io_walltime_share x average_bw (GB/s) is the job's
-bytes moved over its run time, alone.
-
-What a job does (it really moves its bytes through the platform's PFS)
------------------------------------------------------------------------
-A job of T seconds alone (T = total_walltime_j) with I/O share s, average
-bandwidth B (GB/s) and m steps runs, as one composed Batsim profile::
-
-    read phase  |  m x [ compute chunk | write phase ]
-
-* compute: (1 - s) T seconds in all, m equal ``parallel_homogeneous``
-  chunks (flops = seconds x node speed, no communication; nodes are
-  exclusive, so they always last exactly that long);
-* I/O: s T seconds in all, a fraction ``read_fraction`` (10-40 %) reading
-  the input, the rest in m equal checkpoint writes. An I/O phase of tau
-  seconds moves B tau bytes (in total over the job's nodes) as one
-  ``parallel_homogeneous_pfs`` transfer, which alone runs at the platform's
-  rate R for the job, R = min(n x 12.5 GB/s, PFS) (PFS = 43 GB/s writing,
-  60 GB/s reading), followed by a ``delay`` of tau (1 - B / R): the time an
-  application spends in I/O calls without moving data at full speed
-  (metadata, small requests, synchronisation). Alone, the phase lasts
-  exactly tau and moves B tau bytes, i.e. B GB/s on average; sharing the
-  PFS, only its transfer slows down. B <= R always (B <= 12 GB/s, R >= 12.5).
-
-Distributions (Theta scaled down 4x, as the platform)
------------------------------------------------------
-* Nodes: Theta's node counts divided by 4 (rounded up). Theta is a
-  capability machine: its production queue starts at 128 nodes and most
-  node-hours go to 128-1,024-node jobs; its debug queues take 1-8 nodes,
-  and Darshan (one log per application run) also records the many small
-  runs (tests, post-processing, ensemble members) inside job scripts.
-  Classes (probability, Theta nodes -> here, log-uniform within a range):
-  1-8 30 % (-> 1-2); 9-32 12 % (-> 3-8); 128 25 % (-> 32); 129-255 5 %
-  (-> 33-64); 256 12 % (-> 64); 257-511 3 % (-> 65-128); 512 8 % (-> 128);
-  1,024 4 % (-> 256); 2,048 0.8 % (-> 512); 4,096 0.2 % (-> 1,024). Mean
-  about 50 nodes, about 25 jobs running at once.
-  High-intensity jobs take Theta's most common production sizes: 128 nodes
-  60 %, 129-255 15 %, 256 25 % (-> 32-64).
-* Run time alone: log-normal, median 45 min, sigma 1.0 (a few minutes to
-  hours, as in HPC traces), clipped to [5 min, half the walltime limit of
-  the job's size]. Theta's limits (by Theta nodes): 1-8 (debug) 1 h,
-  9-255 3 h, 256-383 6 h, 384-639 9 h, 640-801 12 h, >= 802 24 h.
-* Requested walltime: the run time times a log-uniform factor in [2, 5]
-  (users over-estimate; enough to absorb I/O slowdowns), capped by the
-  limit, rounded up to 10 min.
-* Arrivals: an oversubscribed machine, as Theta was (its allocations were
-  oversubscribed several times, and its queue held hundreds of jobs). At
-  time 0, ``backlog`` (default 500) low-to-medium jobs are already queued
-  (submitted within the first minute); the other low-to-medium jobs arrive
-  as a Poisson process with a daily cycle (rate x (1 + 0.5 sin 2 pi t /
-  day)), its mean rate set so they offer ``load`` (default 1.05) times the
-  machine's node-hours over their span: demand slightly above what the
-  machine can serve (about 0.97 of its node-hours with backfilling), so the
-  queue stays long. The four peaks start at 1/8, 3/8, 5/8 and 7/8 of that
-  span; each peak's 40 jobs arrive within 30 min (a campaign of one
-  project), on top of the rest. The queue's length matters: io_intensity(W)
-  averages over running *and queued* jobs, so a peak raises it less, and
-  EquilibrIO holds back more of the peak, when more jobs are queued.
-* Low-to-medium I/O intensity (5,000 jobs): s log-uniform in [0.5 %, 20 %],
-  B log-uniform in [0.2, 8] GB/s, redrawn until s B < 0.5 GB/s.
-* High I/O intensity (160 jobs): s uniform in [10 %, 30 %] ("at least 10 %
-  of their time doing I/O"), B uniform in [8, 12] GB/s ("10 GB/s on
-  average"): intensities 0.8-3.6 GB/s. Sizes above; run times and
-  walltimes as the others.
-* Steps m: uniform in 1..8 (checkpoints); read fraction uniform in
-  [10 %, 40 %] of the I/O time.
-
-Scale: ``--jobs N`` keeps what EquilibrIO's effect depends on (the peaks'
-40 jobs, the backlog, the load, hence the queue's length) and shortens the
-span: round(4 N / 5,160) peaks (at least one) and N - 40 x peaks
-low-to-medium jobs.
-
-    .venv/bin/python -m batio.workloads.equilibrio --seed 3 --out workloads/equilibrio_theta.json
-    .venv/bin/python -m batio.workloads.equilibrio --jobs 1290 --seed 1 --out /tmp/w.json
+Design notes (the model, its sources, the choices made): this folder's README.md, section equilibrio.py.
 """
 from __future__ import annotations
 
@@ -216,7 +129,7 @@ def _daily_arrivals(rng, count, span):
 
 
 def equilibrio_workload(seed: int = 3, nb_jobs: int = NB_JOBS, load: float = 1.05, backlog: int = 500) -> dict:
-    """The workload as a Batsim workload dict (see the module docstring)."""
+    """The workload as a Batsim workload dict (see README.md)."""
     rng = np.random.default_rng(seed)
     nb_peaks = max(1, round(NB_PEAKS * nb_jobs / NB_JOBS))
     nb_low = nb_jobs - PEAK_SIZE * nb_peaks
@@ -238,7 +151,8 @@ def equilibrio_workload(seed: int = 3, nb_jobs: int = NB_JOBS, load: float = 1.0
             shape["subtime"] = float(subtime)
             shape["peak"] = peak
     shapes = sorted(low + high, key=lambda shape: shape["subtime"])
-    jobs, profiles = [], {}
+    jobs: list[dict] = []
+    profiles: dict[str, dict] = {}
     for number, shape in enumerate(shapes, start=1):
         profile = job_profiles(number, shape, profiles)
         job = {"id": number, "subtime": round(shape["subtime"], 3), "walltime": shape["walltime"],

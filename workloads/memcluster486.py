@@ -1,103 +1,6 @@
 """The 486-node memory-cluster trace of paper 004 (Section 5.1, Fig. 1) as a Batsim workload.
 
-    python -m batio.workloads.memcluster486 TRACE [--slice START,WARMUP,EVALUATED,TAIL] > out.json
-
-``TRACE`` is ``../shared/data/memcluster486/2022-09-10_V10000_anonymous.txt``
-(its README describes the format): one job a line,
-``{ id: 3 subtime: 4643237 delay: 1362 walltime: 864000 cores: 1 user: scirpmqd
-data: 2 data_size: 6.400000 workload: -1 start_time_from_history: 6347449
-start_node_from_history: 338 }``. The platform is
-``platforms/memcluster486.xml``. The shipped slice was made with
-
-    python -m batio.workloads.memcluster486 ../shared/data/memcluster486/2022-09-10_V10000_anonymous.txt \\
-        --slice 12,2,1,1 > workloads/memcluster486_slice.json
-
-How the authors' simulator treats the trace (facts read in
-github.com/userccgrid/Locality-aware-batch-scheduling at 1f47b38, the CCGrid
-version the paper's numbers come from, ``src/``):
-
-- Time origin (``main.c``, ``main``; ``read_input_files.c``,
-  ``get_first_time_day_0``): the simulation starts at t0, the subtime of the
-  first category-0 job in file order, and stops when every category-1 job
-  has started. Time advances in whole seconds; the scheduler is called in
-  every second where a job ended (whole queue) or was submitted (new jobs).
-- Category -1 (``main.c``): these jobs sit in the job list with
-  subtime < t0, so all become available at t0, in file (= subtime) order.
-- Category -2 (``read_input_files.c``, ``read_workload``; ``scheduler.c``,
-  ``get_state_before_day_0_scheduler``): kept aside, then placed one by
-  one, in order of history start, on node index
-  ``(start_node_from_history - 1) % 486`` (the trace numbers nodes 1..1250
-  though the cluster has 486), with delay and walltime shortened by the
-  time they already ran since ``start_time_from_history`` (at least 1 s),
-  at the earliest time >= t0 when that node has the cores
-  (``basic_functions.c``,
-  ``schedule_job_specific_node_at_earliest_available_time``). Like every
-  job, they load their file when they start (``start_jobs`` calls
-  ``add_data_in_node``), so all their files are loaded again at t0. Those
-  that do not fit at t0 (904 of 2,041 on 2022-09-10) stay at the head of the
-  queue and are placed again by the policy under test at the first
-  re-plan.
-- A job holds its cores for min(delay + load overhead, walltime): the
-  walltime covers the load (``start_jobs``).
-- What is evaluated (``print_functions.c``, ``to_print_job_csv``): category-1
-  jobs only, with the reference time delay + data_size / 0.1 of the stretch.
-- ``read_workload`` reads 24 whitespace-separated tokens per job and does
-  not check them; the 486 nodes are ``inputs/clusters/*.txt``.
-
-What this converter does (the issue-8 contract; times in seconds):
-
-- Category -2 jobs enter in one of two ways (``--running-at-cut``):
-  ``replay`` (default, batio's choice) or ``restart`` (the authors').
-  Either way they carry ``history_node`` = ``(start_node_from_history - 1)
-  % 486``, the authors' node, and ``history_start``, their history start
-  in simulated time, which orders them at the head of the queue.
-- ``restart``: simulated time 0 is t0 above (the first category-0
-  submission, which is the cut for the whole trace); -2 jobs are submitted
-  at 0 with what is left of their delay and walltime (at least 1 s each),
-  and load their file when they start, as in the authors' simulator.
-- ``replay``: simulated time 0 is the trace time ``trace.origin``: the
-  earliest history start of a category -2 job (or the cut, if earlier). The
-  cut (t0 above, or a slice's start) is at simulated time ``trace.cut``.
-  Category -2 jobs are REPLAYED rather than shortened: subtime = their
-  history start, with their whole delay and walltime. Started
-  when submitted, they have run at the cut exactly as long as in the
-  authors' model (the load of their file, if the scheduler makes one,
-  delays them by up to 1,280 s), and their files are then in memory
-  instead of being loaded again at the cut.
-  The trace uses 604 node numbers, within 1-484, 1001-1072 and 1179-1250:
-  no history node holds more than 20 cores of -2 jobs at t0, but through
-  the modulo 134 hosts do (up to 36 cores). The scheduler must then wait
-  for free cores on that node, as the authors' simulator does; the -2 jobs
-  that start where earlier -2 jobs leave too few cores are counted in
-  ``trace.oddities.history_starts_without_free_cores``.
-- Category -1 jobs are submitted at the cut, as in the authors'
-  simulator; jobs sharing a subtime are listed by id, which is trace order.
-- Categories 0, 1, 2 keep their subtimes. Metrics are computed on
-  category 1 only; ``trace.evaluated_window`` is [first category-1
-  subtime, first category-2 subtime) in simulated time, and
-  ``trace.jobs_per_category`` counts the jobs.
-- Each job: ``id`` (trace id), ``subtime``, ``walltime``, ``res`` 1,
-  ``profile`` (a ``delay`` profile of the actual duration, shared by all
-  jobs of that duration), ``cores``, ``file`` ("f" + data id),
-  ``file_bytes`` (data_size GB x 1e9), ``user``, ``category``.
-- Oddities, decided and counted in ``trace.oddities``: a duration of 0
-  becomes 1 s (a delay profile needs > 0; none in the 2022-09-10 trace);
-  durations above the walltime are kept (the job is killed at its
-  walltime, as the authors' min(...) does); -1 jobs whose history start is
-  before the cut and -2 jobs whose history ends before it are kept in their
-  category, as the trace labels them.
-- Bad lines (missing, unknown, repeated or malformed field, cores outside
-  1..20, a file id with two sizes, a repeated job id) raise ``InputError``
-  naming the file, the line number and the field.
-
-A slice (``--slice START,WARMUP,EVALUATED,TAIL``, hours) keeps the
-structure of Fig. 1 on a few hours. Its evaluated window starts START
-hours after the first category-1 submission; the cut is WARMUP hours
-before. Categories are derived again from the history, as the authors
-built them around their day: -2 = historically running at the cut, -1 =
-submitted before the cut and started after it, 0 = submitted during the
-warm-up, 1 = during the evaluated window, 2 = during the tail. Other jobs
-are left out. The cut must not be before t0, where the trace is complete.
+Design notes (the model, its sources, the choices made): this folder's README.md, section memcluster486.py.
 """
 
 import argparse
@@ -316,7 +219,7 @@ RUNNING_AT_CUT = ("replay", "restart")
 def convert(trace_path, window=None, running_at_cut="replay"):
     """The Batsim workload (a dict) of the trace at ``trace_path``, whole or
     sliced (a ``Slice``); ``running_at_cut`` is how category -2 jobs enter it
-    (module docstring)."""
+    (README.md)."""
     if running_at_cut not in RUNNING_AT_CUT:
         raise InputError("running_at_cut", f"must be one of {', '.join(RUNNING_AT_CUT)}, got {running_at_cut!r}")
     jobs = read_trace(trace_path)

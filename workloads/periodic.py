@@ -2,129 +2,15 @@
 Vidal, "I/O-aware job-scheduling: exploiting the impacts of workload
 characterizations to select the mapping strategy", IJHPCA 2023).
 
-Job Model (section "Job Model")
--------------------------------
-Job J_i asks for Q_i of the P compute hosts and runs n_i iterations (drawn
-uniformly in 10..100) of a compute phase of w_i seconds followed by an I/O
-phase writing v_i bytes through the platform's single I/O node of bandwidth
-b. Alone, it lasts T_i(b) = n_i (w_i + v_i / b) (eq. 1). In Batsim terms the
-job is a ``composed`` profile ``[compute, io]`` with ``repeat = n_i``; the
-compute phase is a ``delay`` (it uses no shared resource) and the I/O phase
-a ``parallel_homogeneous_pfs`` write of v_i / Q_i bytes per host, so the
-storage link of ``platforms/periodic_rack.xml`` carries it.
-
-I/O load (section "Workload characterization", eq. 2)
------------------------------------------------------
-    alpha = sum_i n_i v_i / b  /  sum_i (Q_i / P) T_i(b)
-
-the total I/O time over the lower bound of the execution time. ``alpha_of``
-computes it from a workload's profiles (not from its metadata), and every
-generated workload stores it as the top-level field ``alpha``.
-
-The four families (sections "I/O behavior generation", "Mira-based" and
-"Uniform generation protocol")
-----------------------------------------------------------------------
-Sizes and durations:
-
-* Mira: the number of nodes follows a discrete exponential of parameter
-  lambda = 1.35e-4 on 512 .. 49,152. Mira allocates 512-node midplanes, so
-  it is drawn on the multiples of 512; one simulated host stands for
-  49,152 / P nodes (one midplane on the 96-host rack), i.e. Q_i =
-  max(1, round(nodes * P / 49,152)). The job's compute time sum_j w_ij follows
-  a normal law of median 1 h (< 4K nodes), 2 h (4K-16K), 0.5 h (> 16K) and
-  "variance 10 percent of the median", read in hours (sigma^2 = 0.1 m h^2,
-  as the I/O laws' "variance 0.1" is a variance), truncated to positive
-  values; w_i = that time / n_i.
-* Uniform: w_i (one compute phase) is uniform in [10, 100] minutes; Q_i =
-  2^j with a mean Q-bar = P E(X) / (alpha (1 + E(X))) (the paper's formula).
-  j is uniform on {0..J} mixed with {0..J+1} so that the mean is Q-bar, with
-  2^j <= P. NOTE: the formula asks for Q-bar >= 0.5 P for every alpha in
-  0.2..0.8, more than any such law on {2^j <= P} can give (its largest mean
-  is (2P' - 1) / (log2 P' + 1) for P' the largest power of 2 <= P: 18.1 on 96
-  hosts); the same holds on Mira's P with the paper's j <= 11 (mean <= 341).
-  The formula follows from eq. 2 only if the I/O time were X_i w_i whatever
-  Q_i, which the paper's own volume formula (below) contradicts. The cap
-  then applies and j is uniform on {0..log2 P'}; ``generator.q_mean_target``
-  and ``q_mean_capped`` record it.
-
-I/O share X_i (the part of an iteration spent doing I/O; truncated normals
-on [0, 1] of variance 0.1, which gives the paper's truncated means 0.289 and
-0.711 for BN):
-
-* BN (Bi-Normal): X from N(0.1, 0.1) (little I/O) or N(0.9, 0.1) (much). The
-  paper chooses the kind "not independently [of] the processors, in order to
-  fit the target exertion": jobs are drawn in order and each one takes the
-  heavy law while the load of the jobs drawn so far is below alpha, the
-  light one otherwise. So the prevalence of each kind follows alpha.
-* No (Normal): X from N(alpha, 0.1).
-
-Volume: v_i = kappa X_i w_i (Q_i / P) b, the paper's v_i <- N(mu, 0.1) w_i
-Q_i / P with the bandwidth made explicit and one factor kappa shared by the
-whole workload. With kappa = 1 the load only approaches alpha (truncation
-moves the means, and (Q_i / P) v_i / b in the denominator of eq. 2 lowers
-it; BN alone cannot go below ~0.26, nor above ~0.6 on Mira sizes and ~0.54
-on Uniform ones). With t_i = kappa t0_i, eq. 2 reads alpha = kappa A / (B +
-kappa C), so kappa = alpha B / (A - alpha C) gives alpha exactly. The
-realised alpha differs from the request only by the rounding of the written
-delays (microseconds) and volumes (bytes): |alpha - target| <= 1e-6.
-
-Variant ``volume_scaling="none"`` (not the default): v_i = kappa X_i w_i b,
-an I/O time per iteration independent of Q_i. It is the model under which
-the Uniform protocol's Q-bar formula follows from eq. 2, and it makes a
-job's average bandwidth independent of its size, so small I/O-heavy jobs
-compete for the I/O node with few hosts (with ``"hosts"``, the bandwidth of
-a full machine stays near alpha b whatever the mix). The BN fit and the
-laws are the same; only the volumes differ, and the kappa filter is off
-(kappa is then far below 1 by construction).
-
-Noise filtering (section "Algorithm performance")
--------------------------------------------------
-The paper excludes "distorted workloads, with pathologically high I/O"
-without saying how. Here a draw is rejected, and the next one of the same
-seeded stream is taken, when either:
-
-* ``kappa``: reaching alpha needs the drawn volumes rescaled by more than a
-  factor 3 either way (kappa outside [1/3, 3]): the draw is far from what its
-  law gives for this alpha (an unbalanced start of the BN fit, say);
-* ``concentration``: one job does more than ``max(0.2, 5 / n)`` of all the
-  I/O time of the workload: a single application would dominate the I/O
-  node and with it every schedule.
-
-``generator.rejected`` counts the rejections by reason; after 200 attempts
-the generator gives up with ``WorkloadParameterError``.
-
-Job metadata (extra job fields, forwarded to schedulers)
---------------------------------------------------------
-``iterations`` n_i, ``compute_time`` w_i (s), ``io_volume`` v_i (bytes per
-iteration, all hosts), ``io_time`` v_i / b (s), ``period`` w_i + v_i / b
-(the characteristic time), ``alone_time`` T_i(b), ``avg_bandwidth``
-n_i v_i / T_i(b) (bytes/s), ``io_share`` X_i (drawn), ``io_kind`` (``light``
-/ ``heavy`` for BN, ``normal``). All jobs are submitted at 0 (the paper's
-static batch). The walltime is 100 T_i(b): no schedule here comes near it,
-and schedulers plan with ``alone_time``.
-
-The experiments (``scripts/sweeps/periodic_*.yaml``)
------------------------------------------------------
-``sweep_workload`` is their ``batio sweep`` generator: workload number
-``seed`` (0, 1, ...) of a family at an alpha, generated with the seed
-``workload_seed`` gives it. It records ``experiment`` (family, alpha,
-index), which ``scripts/periodic_experiments.py`` tables by, and
-``io_sample_period``, the period at which the configs sample the storage
-(``"{workload.io_sample_period}"``): the lower bound of the run over 2,000,
-at least 1 s. Under fair sharing that period can move job times (see
-``scripts/results/periodic.md``, *Caveats*), so it is part of the experiment.
-
-Usage::
-
-    python -m batio.workloads.periodic --family M-BN --alpha 0.6 --jobs 100 --seed 1 > w.json
+Design notes (the model, its sources, the choices made): this folder's README.md, section periodic.py.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import sys
 from statistics import NormalDist
+import sys
 
 import numpy as np
 
@@ -224,12 +110,6 @@ def expected_io_share(io_law, alpha):
 
 # -- eq. 2 ---------------------------------------------------------------------
 
-def load_sums(Q, n, w, t, P):
-    """(sum n t, sum (Q/P) n (w + t)): alpha = first / second (eq. 2)."""
-    Q, n, w, t = map(np.asarray, (Q, n, w, t))
-    return float((n * t).sum()), float((Q / P * n * (w + t)).sum())
-
-
 def alpha_of(workload, nb_hosts=DEFAULT_HOSTS, bandwidth=DEFAULT_BANDWIDTH):
     """Eq. 2 computed from a workload's profiles: every job must be a composed
     profile of delays and parallel_homogeneous_pfs transfers."""
@@ -288,7 +168,7 @@ def generate(family, alpha, nb_jobs=100, seed=0, nb_hosts=DEFAULT_HOSTS, bandwid
              volume_scaling="hosts"):
     """A Batsim workload (dict) of ``nb_jobs`` periodic jobs of ``family``
     (``mira-binormal``, ``M-BN``, ...) whose I/O load (eq. 2) is ``alpha`` on
-    ``nb_hosts`` hosts sharing ``bandwidth`` bytes/s; see the module docstring
+    ``nb_hosts`` hosts sharing ``bandwidth`` bytes/s; see README.md
     (``volume_scaling``: ``"hosts"``, the paper's v_i proportional to Q_i / P,
     or ``"none"``, v_i independent of Q_i)."""
     name = check_parameters(family, alpha, nb_jobs, nb_hosts, bandwidth)
@@ -298,7 +178,7 @@ def generate(family, alpha, nb_jobs=100, seed=0, nb_hosts=DEFAULT_HOSTS, bandwid
     sizes, io_law = FAMILIES[name]
     rng = np.random.default_rng(seed)
     rejected = {"kappa": 0, "concentration": 0}
-    for attempt in range(1, MAX_ATTEMPTS + 1):
+    for _ in range(MAX_ATTEMPTS):
         draw = _draw(rng, sizes, io_law, float(alpha), nb_jobs, nb_hosts, volume_scaling)
         reason = _pathology(draw, nb_jobs, volume_scaling)
         if reason is None:
@@ -309,7 +189,9 @@ def generate(family, alpha, nb_jobs=100, seed=0, nb_hosts=DEFAULT_HOSTS, bandwid
             f"{name} at alpha={alpha} with {nb_jobs} jobs: no acceptable draw in {MAX_ATTEMPTS} attempts "
             f"(rejected: {rejected}); try more jobs or another alpha")
     workload = _workload(draw, name, float(alpha), nb_jobs, seed, nb_hosts, bandwidth)
-    workload["generator"].update(attempts=attempt, rejected=rejected, volume_scaling=volume_scaling)
+    # Each attempt but the accepted one was rejected for one reason.
+    workload["generator"].update(attempts=sum(rejected.values()) + 1, rejected=rejected,
+                                  volume_scaling=volume_scaling)
     return workload
 
 

@@ -1,36 +1,6 @@
 """Workloads 1 and 2 of paper 000 (Sections IV and VII-A), for the Stria platforms.
 
-Every job asks for one node. A "write×k" job runs k threads, each writing
-10 GiB to a randomly chosen Lustre volume; a "sleep" job idles 600 s.
-
-- Workload 1: 8 waves of 30 write×8 then 60 sleep jobs (720 jobs).
-- Workload 2: 5 waves of 30 write×8, 30 write×6, 30 write×4, 70 write×2,
-  120 write×1, then 30 sleep jobs (1,550 jobs).
-
-How the paper's jobs become Batsim profiles:
-
-- A write×k job is ONE ``parallel_homogeneous_pfs`` transfer of k × 10 GiB
-  to one volume (storage host ``ost0``..``ost55``) drawn at random. Batsim
-  cannot run a job's k threads in parallel towards k volumes (a profile has
-  one storage label, a composed profile runs its parts in sequence), and
-  one parallel transfer is closer to k parallel threads than k sequential
-  writes: the job moves its k × 10 GiB at once, at the node's rate. What
-  is lost is the spread of the threads over several volumes and OSS.
-  The label names the storage host, so batio's schedulers map it to that
-  host in EXECUTE_JOB's ``storage_mapping``.
-- Submission: the paper describes waves of phases submitted as batches
-  but gives no times (its appendix is missing from our text). Everything is
-  submitted at t = 0 by default, in wave and phase order (ids ascending),
-  which is the order FCFS dispatches them in Fig. 3(a) and 5(a). A
-  Workload 1 wave puts its write jobs first, as Workload 2's waves do.
-  ``wave_interval`` submits wave w at (w - 1) × wave_interval instead.
-- Walltimes, as a user would round them up: 20 min for the 600 s sleep
-  jobs; 30 min for every write job, which alone takes 2.5-31 s but up to
-  ~8 min when 15 write×8 jobs share the congested file system.
-- Extra job fields for the schedulers: ``app`` ("write8", "sleep"; the
-  estimator groups similar jobs by it) and ``wave`` (1-based).
-
-    python -m batio.workloads.stria --workload 1 --seed 1 > workloads/stria_w1.json
+Design notes (the model, its sources, the choices made): this folder's README.md, section stria.py.
 """
 
 import argparse

@@ -2,89 +2,7 @@
 Tseng, Kawai, Takahashi, Takizawa; poster "CATIOS: Time-Resolved I/O-Aware
 Job Scheduling for HPC Systems").
 
-Each job brings its per-second I/O demand D[0..n-1] (bytes/s; ``batio.schedulers.catios.iodemand``).
-The scheduler keeps the system-wide demand of the running jobs over time,
-``load[t]`` (``batio.schedulers.catios.demandload``), and starts a job only when, from its
-start t0, the aggregate demand A[t] = load[t] + D[t - t0] stays within the
-storage bandwidth B at every second of its window [t0, t0 + n - 1]: two jobs
-whose bursts would overlap are not run together, two whose bursts
-interleave are, where an average-bandwidth check (``schedulers/catios/tioas.py``)
-would wrongly admit or refuse them.
-
-One round (poster, "The Design of CATIOS" and "Queue action")
--------------------------------------------------------------
-1. Configurable scheduling policy: sort the waiting jobs by priority
-   (``priority``): ``fcfs`` by submission; ``ljf`` longest runtime estimate
-   first; ``mix``, highest P(j) = alpha·norm_wait(j) + beta·norm_runtime(j)
-   first. Ties: submission time, then job id.
-2. Time-resolved I/O simulation, in that order: for the candidate j at
-   t0 = now, with D clipped to ``clip``·B, check the resource availability
-   over its window: enough compute hosts free and A[t] <= B for all t.
-3. Job execution decision: if both hold, start j and add its D to ``load``
-   and its hosts to the tracker; otherwise defer j and check the next job.
-4. Priorities are recomputed periodically: while jobs wait, the scheduler
-   asks for a round every ``priority_period`` seconds (CALL_ME_LATER). This
-   is also what lets a deferred job start when the bursts that blocked it
-   are over, which no Batsim event announces.
-
-Reconstructed from the poster (its OCR is garbled or silent here)
------------------------------------------------------------------
-* "norm_wait" and "norm_runtime": each job's wait (now - submission) and
-  runtime estimate divided by the largest among the waiting jobs, so both
-  lie in [0, 1]; a higher P(j) runs first (alpha weighs fairness, as FCFS;
-  beta throughput, as LJF: the poster's "Mix (tune alpha, beta to trade
-  fairness and throughput)"). The poster's best: alpha:beta = 0.95:0.05.
-* The runtime estimate (for ``ljf`` and norm_runtime) is n, the length of
-  the job's predicted (or, with ``demand: oracle``, true) profile: D covers
-  the job from start to end. A job without a prediction uses its walltime.
-* Hosts: the poster checks compute nodes "for [t0, t0 + n - 1]". Here a
-  job holds its hosts for its walltime, as every batio policy does through
-  ``batio.reservation.ReservationTracker`` (running jobs hold theirs until
-  their walltime): a job slowed down by contention runs past n, and the
-  reservation below must hold against it. For "can it start now?" the two
-  windows agree, since a host free now is free until a reservation begins.
-* Backfilling: the poster's queue action is a greedy pass ("if resources
-  are unavailable, defer job execution and check the next job"), which can
-  starve a wide or I/O-heavy job behind a stream of small ones. With
-  ``reserve_first`` (default true) the first deferred job in priority
-  order is given a reservation, as EASY backfilling does: the earliest
-  start where its hosts are free over its walltime and its D fits the
-  load (tried at the ends of admitted demands: ``DemandLoad.earliest_fit``);
-  later jobs start only if they leave both its hosts and its I/O intact.
-  ``reserve_first: false`` is the poster's greedy pass.
-
-Running jobs and their demand
------------------------------
-A started job's D is anchored at its actual start (bin floor(start)) and
-never moved: under contention a job takes longer than D, and the scheduler
-does not stretch its profile (it cannot know by how much). When the job
-ends, what remains of its D is removed from ``load``; one that outlived its
-D has nothing left there. D is planned as given: a job's demand is not
-shifted by the slow-down of other jobs.
-
-Job-script-only input (``demand``)
-----------------------------------
-``predicted`` (default): the scheduler knows a new job's command line
-(``command`` field) and node count only, and predicts D with
-``batio.schedulers.catios.matcher.CommandMatcher`` built from the history workload
-``history`` (a file or a bundled workload name), backend
-``matcher_backend``. ``oracle``: D is the job's true ``io_demand``, to
-measure what prediction costs. A job for which the matcher finds no
-similar history is planned with no I/O demand and its walltime as
-runtime: the scheduler knows nothing about its I/O, and refusing it until
-something is known could starve it forever (paper 000's I/O-aware
-scheduler assumes zero throughput for jobs without estimates, likewise).
-Such jobs are printed in the scheduler log as they arrive and counted at
-the end.
-
-Options (pybatsim ``-o`` JSON)
-------------------------------
-``priority`` (fcfs | ljf | mix; fcfs), ``alpha`` (0.95), ``beta`` (0.05),
-``priority_period`` (s, > 0; 30), ``bandwidth`` (B in bytes/s; default:
-the ``bandwidth`` property of the platform's storage host, as
-``platforms/catios_cluster.xml`` gives it), ``clip`` (fraction of B in
-(0, 1]; 0.75), ``demand`` (predicted | oracle), ``history``,
-``matcher_backend`` (auto | minilm | exact; auto), ``reserve_first`` (true).
+Design notes (the model, its sources, the choices made): this folder's README.md, section catios.py.
 """
 from __future__ import annotations
 
@@ -95,12 +13,12 @@ import math
 from batsim.batsim import Job
 import numpy as np
 
-from batio.options import Option, OptionError
-from batio.reservation import ReservationTracker, Slot
 from batio.schedulers.backfill import QUEUE_ORDERS, QueueScheduler, RoundPlan, backfill, time_limit
 from batio.schedulers.catios.demandload import DemandLoad, clip
 from batio.schedulers.catios.iodemand import command_of, demand_of
 from batio.schedulers.catios.matcher import BACKENDS, CommandMatcher
+from batio.schedulers.options import Option, OptionError
+from batio.schedulers.reservation import ReservationTracker, Slot
 
 log = logging.getLogger(__name__)
 
@@ -155,12 +73,12 @@ class DemandAware(QueueScheduler):
         name = type(self).__name__
         given = [(resource.get("name", resource_id), (resource.get("properties") or {}).get("bandwidth"))
                  for resource_id, resource in self.bs.storage_resources.items()]
-        given = [(host, value) for host, value in given if value is not None]
-        if len(given) != 1:
-            found = f"{len(given)} storage hosts have one" if given else "no storage host has one"
+        carriers = [(host, value) for host, value in given if value is not None]
+        if len(carriers) != 1:
+            found = f"{len(carriers)} storage hosts have one" if carriers else "no storage host has one"
             raise OptionError(f"{name}: option 'bandwidth' (B, bytes/s) is required: the platform must give "
                               f"exactly one storage host a 'bandwidth' property, and {found}")
-        host, value = given[0]
+        host, value = carriers[0]
         try:
             bandwidth = float(value)
         except ValueError:
@@ -288,6 +206,7 @@ class Catios(DemandAware):
         now = self.bs.time()
         self.load.advance(now)
         RT = self.running_tracker_at(now)
+        assert self.B is not None  # onSimulationBegins read it from the platform when no option gave it
         plan = backfill(HostsAndDemand(RT, self.load, self.B), self.prioritised(now), now,
                         1 if self.reserve_first else 0, time_limit, self.D, first_fit=True)
         for j, _ in plan.reserved:  # replanned next round

@@ -2,39 +2,7 @@
 I/O simulation"): ``load[t]``, the summed per-second demand D of the jobs
 admitted so far, in bytes/s, and the admission check of a candidate job.
 
-For a candidate of demand D[0..n-1] started at t0, the aggregate demand is
-
-    A[t] = load[t] + D[t - t0]    for t in [t0, t0 + n - 1],
-
-and the candidate fits when A[t] <= B at every such t (B: the storage
-bandwidth). ``fits`` is that check; ``add`` makes an admitted job part of
-``load``; ``remove`` takes back what remains of a job's demand when it ends
-(or of a plan that is withdrawn); ``advance`` drops the past.
-
-Time and bins
--------------
-One bin per whole second: bin ``s`` holds the demand over [s, s + 1). A job
-started at a fractional time t0 has its D[0] in bin floor(t0): the demand is
-anchored at the job's actual start, shifted by less than a second. A bin
-past everything admitted holds 0.
-
-The clip
---------
-The poster clips every D[i] to 0.75·B "to limit outlier spikes". ``clip`` is
-the one place it happens; the scheduler clips each job's D once and passes
-the clipped D to both ``fits`` and ``add``, so ``load`` is a sum of clipped
-demands. ``fits`` itself checks whatever D it is given (a D[i] > B never
-fits).
-
-Costs
------
-``load`` is one float64 array from the current second to the end of the
-planning horizon (the last second of any admitted demand), kept up to date
-by ``add`` and ``remove``: nothing is recomputed per candidate. ``fits``,
-``add`` and ``remove`` are O(n) vectorised numpy operations for a D of n
-seconds; ``advance`` is amortised O(1) (the array is compacted when the
-dropped past exceeds half of it); the array grows geometrically.
-``scripts/bench_catios.py`` measures ``fits``.
+Design notes (the model, its sources, the choices made): this folder's README.md, section demandload.py.
 """
 from __future__ import annotations
 
@@ -54,7 +22,7 @@ def clip(demand: np.ndarray, bandwidth: float, fraction: float = 0.75) -> np.nda
 
 
 class DemandLoad:
-    """``load[t]`` over whole seconds t >= ``origin`` (module docstring)."""
+    """``load[t]`` over whole seconds t >= ``origin`` (README.md)."""
 
     def __init__(self, origin: float = 0.0, capacity: int = 4096):
         self._base = math.floor(origin)  # the second of _buffer[0]

@@ -2,54 +2,7 @@
 profile D[0..n-1] in bytes/s, shared by the workload generator, the
 scheduler and the job matcher.
 
-In a workload JSON a job carries, beside Batsim's fields:
-
-* ``"io_demand": [[seconds, bytes_per_second], ...]``, the run-length
-  encoding of D from the job's start (seconds: positive integers; their
-  sum is n, the job's run time alone in seconds). D counts reads and
-  writes alike: CATIOS compares it with one storage bandwidth B.
-* ``"command"``: the job's command line (what the matcher compares).
-* its node count is Batsim's ``res``.
-
-How D moves real bytes (``phase_profiles``)
--------------------------------------------
-Batsim 4.2 has no rate-limited transfer: a ``parallel_homogeneous_pfs``
-profile moves its bytes as fast as the links let it. So D is cut into runs
-of equal demand (phases), and a phase of L seconds at d bytes/s into chunks
-of c seconds (``chunk_seconds``); each chunk is one transfer of d·c bytes
-in all (d·c / nodes per host) followed by a ``delay`` of c minus the
-transfer's time alone. Alone, every chunk lasts exactly c seconds, the job
-exactly n seconds, and the bytes of each second leave within the chunk that
-holds that second; when the storage link is shared beyond its bandwidth
-only the transfers slow down, and the job with them. The chunks of a phase
-are one ``composed`` with ``repeat`` (plus a shorter last chunk when c does
-not divide L); the job's top ``composed`` lists its phases in order; a
-phase with d = 0 is a plain ``delay``.
-
-The transfer's time alone is bytes / min(nodes x node link, storage link)
-plus the route's latency: the platform's numbers, which the generator passes
-(``platforms/catios_cluster.md``). A demand above that rate cannot be met
-even alone and is refused. Sub-profiles are named after their content, so
-identical ones are shared between jobs and the workload file stays small.
-
-What is lost: Batsim cannot cap a transfer's rate, so within a chunk the
-bytes leave at the full rate the job gets alone, R = min(nodes x node
-link, B), for the first d·c / R seconds. Jobs whose demands sum below B
-can still slow each other when their transfers line up: two 8-node jobs at
-0.4 B each (R = B) take 1.40x their time when they start together, 1.15x
-a quarter chunk apart, 1.00x half a chunk apart (measured on the engine).
-Start times fall anywhere within a chunk, so this effect is the same on
-average whatever c; c sets only its time scale.
-
-Choosing c (``DEFAULT_CHUNK_SECONDS``): a phase shorter than c is one
-chunk of its own length, so short bursts keep their timing whatever c;
-c only sets how coarsely a long phase is cut. Replaying one EASY schedule
-of ``workloads/catios_bw.json`` (200 jobs) with the same starts and hosts,
-a job's execution time over its n changes from c = 1 s by 0.5 % on average
-(p90 1.4 %, worst 9 %) at c = 5 s, 0.6 % (p90 1.7 %) at c = 10 s; the
-simulation took 69 s at c = 1, 26 s at 2, 11 s at 5, 8 s at 10. c = 5 s
-keeps the transfers within a few seconds of the per-second demand CATIOS
-plans with, at a sixth of the cost of c = 1.
+Design notes (the model, its sources, the choices made): this folder's README.md, section iodemand.py.
 """
 from __future__ import annotations
 
@@ -64,7 +17,7 @@ from batio.errors import InputError, InvalidValue
 
 DEMAND_FIELD = "io_demand"
 COMMAND_FIELD = "command"
-# Fidelity against simulation time, measured: see the module docstring.
+# Fidelity against simulation time, measured: see README.md.
 DEFAULT_CHUNK_SECONDS = 5
 
 
@@ -179,7 +132,7 @@ def phase_profiles(name: str, demand: np.ndarray, nodes: int, *, node_bandwidth:
     ``node_bandwidth`` (each host's link) and ``storage_bandwidth`` (the
     storage link, B) in bytes/s, and ``latency`` (s, the route's) give the
     transfers' time alone. ``reads[i]`` says second i reads (default: all
-    writes). See the module docstring.
+    writes). See README.md.
     """
     demand = np.asarray(demand, dtype=float)
     if demand.ndim != 1 or demand.size == 0 or np.any(demand < 0) or not np.all(np.isfinite(demand)):

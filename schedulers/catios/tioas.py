@@ -2,20 +2,7 @@
 002, "Compared methods"; the poster's references [1, 2]: schedulers that
 "use average I/O bandwidth").
 
-It is paper 000's I/O-aware backfilling (``schedulers/workload_adaptive/ioAware.py``, Section
-VI) with one change: a job's bandwidth need r_j is the average of its
-per-second demand, mean(D), instead of the estimator's history of app
-rates. D is the same as CATIOS's (``demand``: predicted from the command
-line, or the oracle's true profile; ``schedulers/catios/catios.py``) and so is
-the storage bandwidth B. Every running or planned job holds r_j over its
-walltime window next to its hosts in the reservation tracker, so the sum of
-the averages never exceeds B at any planned instant; the rest is
-``Backfill`` (options ``backfill_max``, ``order``).
-
-As in ``IoAware``, a need above B is planned at B (the job can still run
-alone), and a job without a prediction, or whose D is all zeros, reserves no
-bandwidth. D is not clipped: the clip is CATIOS's robustness rule, not part
-of an average-based scheduler.
+Design notes (the model, its sources, the choices made): this folder's README.md, section tioas.py.
 """
 from __future__ import annotations
 

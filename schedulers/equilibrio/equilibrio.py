@@ -1,105 +1,6 @@
 """EquilibrIO: taming the I/O tides (seed 003, Özden, Tarraf, Wolf, CLUSTER 2025).
 
-The scheduler keeps the I/O intensity of the running jobs, io_intensity(S),
-close to that of the whole workload (running and queued jobs),
-io_intensity(W), while a weighted priority keeps the schedule fair
-(slides "I/O intensity", "Scheduling algorithm", "Preventing job
-starvation", "Fairness priority value", "Weighted priority", "Algorithm").
-
-I/O intensity (slide "I/O intensity"), from two extra job fields the
-workload carries (Darshan's coarse numbers, see ``workloads/equilibrio.py``)::
-
-    io_intensity_j   = io_walltime_share_j x average_bw_j      (GB/s)
-    io_intensity(S)  = sum over RJ of io_intensity_j / |RJ|
-    io_intensity(W)  = sum over RJ u QJ of io_intensity_j / |RJ u QJ|
-
-with RJ the running and QJ the queued jobs; an empty set has intensity 0.
-They are kept up to date as the slide's table says: a job submission adds
-the job to W, an admission adds it to S, a completion (or kill) removes it
-from both.
-
-Weighted priority (slides "Fairness priority value", "Weighted priority"),
-for each candidate c of QJ::
-
-    lambda_c = (arrival_time_c - min_QJ arrival) / (max_QJ - min_QJ)
-    io_intensity(S)_c = (sum over RJ of io_intensity_j + io_intensity_c) / (|RJ| + 1)
-    delta'_c = |io_intensity(W) - io_intensity(S)_c|
-    delta_c  = (delta'_c - min_QJ delta') / (max_QJ delta' - min_QJ delta')
-    wp_c     = (1 - alpha) lambda_c + alpha delta_c
-
-and the best candidate has the minimum wp. When all values are equal (the
-denominator is 0; e.g. one candidate), every normalised value is 0 (values
-equal but for rounding count as equal). Ties go to the earlier arrival,
-then the smaller job id, so alpha = 0 is FCFS.
-
-The slide writes delta'_c = |io_intensity(W) - io_intensity_c| just below
-defining io_intensity(S)_c, which it then never uses; the algorithm's stated
-goal is to minimise |io_intensity(W) - io_intensity(S)|, so by default delta'
-compares W with the system's intensity *if c were admitted*. Option
-``delta: "job"`` uses the slide's formula as printed.
-
-Algorithm (slide "Algorithm"), at each invocation (submission, completion):
-lines 1-6 update the intensities and ``reservations``; then, while QJ is not
-empty and nodes_free >= nodes_min, take the best candidate c (recomputed
-each time: admitting a job changes io_intensity(S)); if it fits, admit it
-(lines 11-18), else drop it from the candidate list C and stop (lines
-19-21). Lines 22-23 then run a backfill pass over the remaining candidates
-in C. The poster's listing stops at "for c in C do (backfill pass)"; two
-options say what the pass does.
-
-``backfill``, which candidates may start:
-
-* ``"poster"`` (default): the poster's ``reservations`` hashmap holds
-  current_time + walltime for each running job (line 15) and
-  reservation_max is its maximum (line 16). A candidate is backfilled when
-  it fits now and its walltime ends by reservation_max: by then every
-  running and backfilled job has ended, so the blocked best candidate can
-  start at reservation_max at the latest. (A running job without walltime
-  makes reservation_max infinite: every candidate that fits is backfilled.)
-* ``"easy"``, ``"conservative"``, ``"none"``: Slurm's backfill of
-  ``Backfill`` (paper 000, Algorithm 1) on the shared reservation tracker,
-  over the blocked candidate followed by C: BackfillMax 1, unbounded, 0.
-  With alpha = 0 the schedule is exactly ``Backfill``'s with ``order:
-  "fcfs"`` and the same BackfillMax (``tests/test_equilibrio.py``).
-
-``backfill_order``, in which order: ``"recomputed"`` (default) ranks the
-candidates left by weighted priority again after each backfilled start, as
-lines 9-18 do after each admission; ``"fixed"`` keeps C as line 9 last
-computed it. Both are the same when alpha = 0.
-
-``backfill_guard`` (default true; only when alpha > 0): a visible candidate
-is backfilled only if admitting it does not increase
-|io_intensity(W) - io_intensity(S)|; hidden candidates are not checked
-(FCFS treatment). Without it, the ranking only decides who gets a hole
-first: on a busy machine most jobs start in the backfill pass, which starts
-*every* candidate that fits, so high-intensity jobs (mid-sized, short
-walltimes: good backfill candidates) all start as soon as holes open,
-whatever their rank, and io_intensity(S) overshoots io_intensity(W). The
-guard makes the pass pursue the algorithm's stated goal too, at the cost of
-holes left idle for a while; ``false`` is the unguarded reading of the
-listing. The experiments measure both (``scripts/results/equilibrio.md``).
-
-Partial knowledge (slide "Experimental setup", Experiment 2): option
-``knowledge`` is the fraction of jobs whose I/O information the scheduler
-sees. Job j is visible when u_j < knowledge, u_j in [0, 1) being a SHA-256
-hash of ``knowledge_seed`` and j's id within its workload; the visible sets
-are nested (25 % visible jobs are among the 40 % ones) and the same in every
-run. A job is hidden too when a field is missing. The poster's fallback to
-FCFS, exactly: a hidden job
-
-* counts in neither io_intensity(S) nor io_intensity(W) (both average over
-  visible jobs only);
-* takes delta_c = lambda_c, so wp_c = lambda_c: it is ranked by arrival
-  alone, as FCFS would;
-* is otherwise scheduled like any job (admission, backfill, reservations).
-
-So knowledge 0 gives the alpha = 0 schedule, and visible jobs are normalised
-(delta' min and max) among the visible candidates only.
-
-Options (pybatsim ``-o`` JSON), validated at start-up: ``alpha`` (reordering
-intensity in [0, 1], default 0.5, the poster's choice), ``knowledge`` ([0,
-1], default 1), ``knowledge_seed`` (integer >= 0, default 0), ``backfill``,
-``backfill_order``, ``backfill_guard``, ``delta``.
+Design notes (the model, its sources, the choices made): this folder's README.md, section equilibrio.py.
 """
 from __future__ import annotations
 
@@ -112,8 +13,8 @@ import numpy as np
 from procset import ProcSet
 
 from batio.errors import InvalidValue
-from batio.options import Option
 from batio.schedulers.backfill import QUEUE_ORDERS, Backfill, RoundPlan, backfill, time_limit
+from batio.schedulers.options import Option
 
 BACKFILL_MAX = {"none": 0, "easy": 1, "conservative": math.inf}
 IO_FIELDS = ("io_walltime_share", "average_bw")
@@ -162,11 +63,11 @@ def intensity_delta(candidates: Sequence[float], workload_intensity: float, runn
     ``versus="system"``: delta'_c = |io_intensity(W) - io_intensity(S)_c|;
     ``versus="job"``: delta'_c = |io_intensity(W) - io_intensity_c| (the slide's formula as printed).
     """
-    candidates = np.asarray(candidates, dtype=float)
+    values = np.asarray(candidates, dtype=float)
     if versus == "system":
-        compared = system_io_intensity_with(candidates, running_total, running_count)
+        compared = system_io_intensity_with(values, running_total, running_count)
     elif versus == "job":
-        compared = candidates
+        compared = values
     else:
         raise InvalidValue(f"versus must be 'system' or 'job', got {versus!r}")
     return normalise(np.abs(workload_intensity - compared))
@@ -310,7 +211,7 @@ class Equilibrio(Backfill):
         ranks = self._arrival_rank
         if not all(job.id in ranks for job in QJ):
             ranks = {job.id: i for i, job in enumerate(sorted(QJ, key=QUEUE_ORDERS["fcfs"]))}
-        return [QJ[i] for i in np.lexsort(([ranks[job.id] for job in QJ], wp))]
+        return [QJ[i] for i in np.lexsort((np.asarray([ranks[job.id] for job in QJ]), wp))]
 
     # -- one invocation (slide "Algorithm", lines 7-23) -----------------------
 

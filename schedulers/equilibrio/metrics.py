@@ -1,52 +1,7 @@
 """EquilibrIO's evaluation metrics (seed 003, slide "Evaluation metrics"),
 from a run's output files and its workload.
 
-Inputs: ``PREFIX_jobs.csv`` (submission, start, finish of every job) and the
-workload JSON (each job's profile and its I/O fields ``io_walltime_share``
-and ``average_bw``). Nothing comes from the scheduler, so runs with partial
-knowledge are measured with every job's true I/O intensity.
-
-Time alone
-----------
-A job's profile is walked as the engine runs it (``AloneModel``):
-
-* a ``parallel_homogeneous_pfs`` phase moves its bytes at the bandwidth one
-  job on n nodes gets alone, min(n x node link, PFS link) for reads and for
-  writes (reads and writes have separate links, so a phase doing both lasts
-  the longer of the two); its time alone is **transfer time**;
-* ``parallel_homogeneous`` (no communication) lasts cpu / node speed and
-  ``delay`` its delay: **fixed time**, the same whatever else runs (compute
-  nodes are exclusive, and only the PFS is shared);
-* route latencies (0.1 ms per transfer on ``theta_quarter``) are left out.
-
-T_alone = transfer + fixed. Any extra time of a job in the simulation is
-therefore time its transfers waited for the PFS.
-
-Per-job metrics (percent; 0 % = as fast as alone)
--------------------------------------------------
-* job slowdown = (execution_time / T_alone - 1) x 100;
-* I/O slowdown = ((execution_time - fixed) / transfer - 1) x 100: the I/O
-  tasks (the PFS transfers, ElastiSim's I/O tasks) against the same bytes
-  at the bandwidth the job gets alone; undefined (NaN) for a job without
-  I/O;
-* utilisation = fraction of the job's run time not spent in I/O:
-  (1 - io_walltime_share) x T_alone / execution_time when the job has the
-  field (its I/O phases include time in I/O calls that moves no data), else
-  (fixed time) / execution_time;
-* displacement = |position in start order - position in arrival order|
-  (positions from 0 among the jobs that ran; arrival order by submission
-  time then job id, start order by starting time then arrival order, so
-  jobs started by one decision keep their arrival order).
-
-Run metric
-----------
-* io_intensity(S)(t) and io_intensity(W)(t) (``intensity_timeline``): the
-  mean io_intensity_j = io_walltime_share x average_bw (GB/s) of the jobs
-  running at t, and of the jobs submitted and not finished at t (0 for an
-  empty set), step functions changing at submissions, starts and finishes;
-* mean distance = the time average of |io_intensity(S) - io_intensity(W)|
-  over [first submission, last finish], leaving out the times when no job
-  is in the system.
+Design notes (the model, its sources, the choices made): this folder's README.md, section metrics.py.
 """
 from __future__ import annotations
 
@@ -126,7 +81,7 @@ def _ran(prefix) -> pd.DataFrame:
 
 
 def job_metrics(prefix, workload, model: AloneModel = THETA_QUARTER) -> pd.DataFrame:
-    """Per-job metrics (see the module docstring) of the run at ``prefix``."""
+    """Per-job metrics (see README.md) of the run at ``prefix``."""
     jobs = _ran(prefix).join(workload_jobs(workload, model), how="left")
     execution = jobs["execution_time"]
     jobs["job_slowdown"] = (execution / jobs["runtime_alone"] - 1) * 100

@@ -1,34 +1,7 @@
 """I/O-aware list scheduling (LS) of the list-versus-pack study (seed 001:
 Jeannot, Pallez, Vidal, IJHPCA 2023), section "I/O-aware List-scheduling".
 
-Candidate jobs are taken first come, first served; a job starts when enough
-compute hosts are free and its *average* I/O bandwidth fits under the
-remaining bandwidth, the I/O node's bandwidth minus the averages of the
-running jobs (the paper's *strict constraint*: at every instant the sum of
-the running jobs' averages stays <= the bandwidth). Section "Backfilling":
-durations are predictable, so a later job may start in free space ahead of
-its turn; this is Slurm's backfill (``schedulers/backfill.py``), with the
-I/O node as the reservation tracker's bandwidth resource ``"io"``: every
-running or planned job holds its average bandwidth there over its planned
-window, so the strict constraint also holds for the plan, and a backfilled
-job can delay no earlier job's reservation, neither on hosts nor on I/O.
-
-What a job brings (extra job fields, as ``workloads/periodic.py`` writes):
-
-* ``avg_bandwidth`` (bytes/s), the paper's average I/O bandwidth: the job's
-  whole I/O volume over its execution time alone. Without it: the bytes its
-  profile moves (``batio.jobio``) over its planned duration. A need above the
-  limit is planned at the limit (the job then runs alone on the I/O node)
-  rather than never starting.
-* ``alone_time``, T_i(b) (eq. 1), the planned duration; without it, the
-  walltime. A running job that outlives it is planned to end one
-  ``period`` (w_i + v_i / b; else 1 s) from now.
-
-Options (pybatsim ``-o`` JSON): ``backfill_max`` and ``order`` as in
-``Backfill`` (default: conservative backfilling, FCFS), and ``bandwidth``,
-the I/O node's bandwidth in bytes/s (default 240e9, that of
-``platforms/periodic_rack.xml``; Batsim does not tell schedulers link
-bandwidths).
+Design notes (the model, its sources, the choices made): this folder's README.md, section ioList.py.
 """
 from __future__ import annotations
 
@@ -37,10 +10,10 @@ import math
 
 from batsim.batsim import Job
 
-from batio.jobio import bytes_moved
-from batio.options import Option
-from batio.reservation import RunningJob
 from batio.schedulers.backfill import Backfill, time_limit
+from batio.schedulers.jobio import bytes_moved
+from batio.schedulers.options import Option
+from batio.schedulers.reservation import RunningJob
 
 IO = "io"  # the tracker's bandwidth resource: the I/O node
 DEFAULT_BANDWIDTH = 240e9  # bytes/s, platforms/periodic_rack.xml

@@ -2,46 +2,7 @@
 Jeannot, Pallez, Vidal, IJHPCA 2023), sections "I/O-aware Pack-Scheduling",
 "Variants for building packs" and "Backfilling".
 
-A pack is a set of jobs started together; the next pack starts when the
-previous one has ended. Packs obey the *average constraint*: the pack's I/O
-volume (all iterations of all its jobs) over the pack's duration (its
-longest job, planned alone) is at most the I/O node's bandwidth b, so I/O may
-exceed b at some instants. Building (``build_packs``): jobs are taken in the
-variant's order and each goes into the first pack where (i) the hosts still
-suffice and (ii) the pack's average bandwidth with it stays <= b; if none,
-it opens a new pack scheduled after the existing ones. Variants (option
-``packs``):
-
-* ``Random``: no sorting, the baseline (a seeded random order, option
-  ``seed``: the same job keeps its place whenever packs are rebuilt);
-* ``Max``: non-increasing duration T_i(b), so that jobs of a pack end
-  together;
-* ``Char``: non-increasing characteristic time, one compute phase plus one
-  I/O phase (w_i + v_i / b), so that a pack's jobs have close periods and
-  may take turns on the I/O node ("synchronisation", the paper's Fig. 2).
-
-Ties keep first-come-first-served order.
-
-Backfilling (option ``backfill``, default true): while a pack runs, the
-hosts its ended (or unused) jobs leave are idle until the next pack. A job
-of a later pack, in pack order, is started on them now when it fits on the
-idle hosts, is planned to end before the running pack does (so the next pack
-is not delayed), and the pack's average constraint still holds over what is
-left of it: the I/O still planned for the running jobs up to the pack's end
-(their averages times their remaining planned time) plus the job's whole
-volume is at most b times the time left. The next pack starts once every
-running job, backfilled ones included, has ended.
-
-Packs are rebuilt from the waiting jobs at every round (jobs may arrive, and
-backfilled ones leave their packs); for a static batch without backfilling
-this gives the packs built once at the start. Each started job gets the
-Batsim metadata ``pack=K;backfilled=0|1`` (K counts from 1), found in
-``out_jobs.csv``.
-
-Planned durations and average bandwidths come from the jobs' extra fields,
-as in ``ioList.py`` (``alone_time``, ``avg_bandwidth``, ``period``). Options:
-``packs`` (``Random``, ``Max``, ``Char``; any case), ``seed`` (Random's
-order), ``backfill`` (true/false), ``bandwidth`` (bytes/s, default 240e9).
+Design notes (the model, its sources, the choices made): this folder's README.md, section ioPack.py.
 """
 from __future__ import annotations
 
@@ -52,9 +13,9 @@ import random
 from batsim.batsim import Job
 from procset import ProcSet
 
-from batio.options import Option
 from batio.schedulers.backfill import QueueScheduler, RoundPlan, backfill, job_id_key, time_limit
 from batio.schedulers.list_vs_pack.ioList import REQUIRES, PeriodicJobInfo, bandwidth_option
+from batio.schedulers.options import Option
 
 VARIANTS = ("Random", "Max", "Char")
 _TOLERANCE = 1e-9  # relative, for sums of float volumes

@@ -2,39 +2,7 @@
 criterion" and "Idle time vs stretch"), from a run's output files and the
 job metadata of its workload (``workloads/periodic.py``).
 
-Definitions, for P compute hosts and the jobs that ran:
-
-* stretch rho_i = (finish_i - start_i) / T_i(b): the actual execution time
-  over the minimal one, the job alone on the I/O node (eq. 1, the job field
-  ``alone_time``). 1: not slowed by the others; 2: twice as long. Waiting
-  before the start is not part of it (the paper's stretch measures the
-  slow-down "due to I/O contention"; Batsim's ``stretch`` column, turnaround
-  over execution time, is another quantity).
-* work of job i: W_i = Q_i n_i w_i host-seconds of computation (its I/O phases
-  and its waits for the I/O node are not work). A running job is taken to do
-  its work at a constant rate over its execution, W_i / (finish_i - start_i):
-  the outputs have no phase-level times.
-* utilisation at time t (the paper's definition: "the ratio between the
-  total work executed and the time"): U(t) = (work done by t) / (P t);
-  ``utilisation`` is U(makespan). ``instant_utilisation`` is the work rate
-  over P averaged over time bins, which shows steady states and decay.
-* idle ratio: the host-time allocated to no job over the whole host-time of
-  the execution, 1 - sum_i Q_i (finish_i - start_i) / (P makespan), the
-  makespan being the last finish time (all jobs are submitted at 0).
-* resource usage over time (the paper's Fig. 8), averaged over bins: the
-  number of running jobs, the fraction of hosts allocated, and the fraction
-  of the I/O node's bandwidth in use, both as the sum of the running jobs'
-  average bandwidths (what the schedulers plan with) and as measured by the
-  engine in ``out_io.csv``.
-
-* steady-state utilisation: the mean instantaneous utilisation over the
-  window [0.1, 0.5] of the run's own makespan, past the start-up and before
-  the batch runs dry (the paper's Lesson 1 compares schedules "during the
-  steady-state" without defining it).
-
-Time axes may be normalised by the run's makespan ("during the execution")
-or by ``lower_bound`` = sum_i Q_i T_i(b) / P, the denominator of eq. 2, the
-same for every schedule of a workload.
+Design notes (the model, its sources, the choices made): this folder's README.md, section metrics.py.
 """
 from __future__ import annotations
 

@@ -150,8 +150,6 @@ import numpy as np
 from procset import ProcSet
 
 from batio.errors import InputError, SchedulerError
-from batio.options import Option
-from batio.reservation import Slot
 from batio.schedulers.backfill import QueueScheduler, backfill, job_id_key, time_limit
 from batio.schedulers.locality import alike_runs
 from batio.schedulers.locality.nodememory import (
@@ -167,6 +165,8 @@ from batio.schedulers.locality.nodememory import (
     plan_cores,
     truncated_load_seconds,
 )
+from batio.schedulers.options import Option
+from batio.schedulers.reservation import Slot
 
 LOADS_WORKLOAD = "loads"
 STORAGE_LABEL = "pfs"

@@ -56,7 +56,7 @@ import math
 from numba import njit
 import numpy as np
 
-from batio.reservation import OVERRUN_GRACE
+from batio.schedulers.reservation import OVERRUN_GRACE
 
 
 class LoadCase(IntEnum):

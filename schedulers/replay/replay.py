@@ -18,8 +18,8 @@ import logging
 from batsim.batsim import BatsimScheduler
 from procset import ProcSet
 
-from batio.jobio import job_storage_mapping
-from batio.options import Declared
+from batio.schedulers.jobio import job_storage_mapping
+from batio.schedulers.options import Declared
 
 log = logging.getLogger(__name__)
 

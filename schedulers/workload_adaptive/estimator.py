@@ -1,77 +1,7 @@
 """The history-based estimator of job I/O throughput and runtime (paper 000,
 Section III), shared by the I/O-aware policies.
 
-The paper's "analytical services" predict a job's requirements "as weighted
-averages of historical resource usage of similar jobs, using exponentially
-decaying weights to increase the contribution of recent jobs". batio does
-the same inside the scheduler, from what the scheduler itself sees.
-
-Similar jobs
-------------
-Jobs are similar when they have the same ``app`` field in the workload (an
-extra job field, forwarded by Batsim in ``JOB_SUBMITTED``): ``"write8"``,
-``"sleep"``... A job without an ``app`` field is similar to the jobs that
-run the same profile of the same workload: its key is ``"w0!profile"``
-(Batsim profiles are the unit of identical work). An ``app`` that is not a
-non-empty string or an integer is an error (``EstimatorError``).
-
-What is learnt
---------------
-When a job completes successfully, the estimator records
-
-* its runtime D_j = finish - start, as the scheduler sees them (start: the
-  time it decided to run the job; finish: the ``JOB_COMPLETED`` time), and
-* its throughput: the bytes its profile moves to and from storage (read +
-  written, ``batio.jobio.bytes_moved``) divided by D_j.
-
-The bytes are fixed by the profile, so a job slowed down by a congested file
-system shows a lower throughput: congestion lowers r_j, which is what makes
-the I/O-aware scheduler admit more writers as congestion grows (Section VI,
-Fig. 3(b)). Jobs that fail, are killed or reach their walltime are not
-recorded: their bytes moved are unknown.
-
-Decaying average
-----------------
-For each key, with observations x_1 (oldest) ... x_n (newest) and decay
-``lambda`` in [0, 1], the estimate is
-
-    sum_k lambda^(n-k) x_k / sum_k lambda^(n-k),
-
-kept as two running sums (S <- lambda S + x, W <- lambda W + 1): O(1) per
-completion. Weights decay per *completion of a similar job*, not per second:
-the estimate moves as fast as evidence about the current running conditions
-arrives, whatever the jobs' time scale. ``lambda = 1`` is the plain mean,
-``lambda = 0`` keeps only the last observation. The default 0.8 is the
-authors' prototype's (py-sim-serv's ``DECAY`` alpha = 0.2, i.e. weights
-1, 0.8, 0.64, ...): about the last five jobs count, enough to smooth one job's
-luck, few enough to follow congestion within a wave of 30 jobs.
-
-r_j (bytes/s) and d_j (s) are both such averages; d_j is capped by the job's
-walltime L_j, which it cannot exceed.
-
-Modes
------
-``untrained``: the history starts empty. A job with no history is estimated
-at r_j = 0 (the paper: "having no estimates of the job resource requirements,
-the scheduler assumed zero Lustre throughput for all jobs") and d_j = L_j,
-its walltime (as Slurm's prototype falls back to the time limit; infinite
-when the job has none).
-
-``pretrained``: the history of each job type holds one observation made with
-the job running alone (Section VI: "pre-trained by running jobs in
-isolation"), weighted like one completed job. The alone values come from a
-history file (or the same mapping inline), which
-``python -m batio.schedulers.workload_adaptive.pretrain --platform P --workload W --out history.json``
-writes by running, through the embedded engine, the first job of each type
-of the workload alone on the platform (``batio.schedulers.workload_adaptive.pretrain``). A job type missing from
-the history is estimated as in ``untrained``.
-
-History file (JSON; rates in bytes/s, runtimes in s)::
-
-    {"apps": {"write8": {"rate": 1.2e9, "runtime": 70.0}, "sleep": {"rate": 0, "runtime": 600}}}
-
-The inline form may omit the ``"apps"`` level. ``batio.schedulers.workload_adaptive.pretrain`` adds, per app,
-the job it ran, its bytes, and the platform, for the record.
+Design notes (the model, its sources, the choices made): this folder's README.md, section estimator.py.
 """
 from __future__ import annotations
 
@@ -83,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from batio.errors import InvalidValue
-from batio.jobio import bytes_moved
+from batio.schedulers.jobio import bytes_moved
 
 MODES = ("pretrained", "untrained")
 DEFAULT_DECAY = 0.8
@@ -103,7 +33,7 @@ class Estimate:
 
 def similarity_key(json_dict: Mapping[str, Any], workload: str, profile: str) -> str:
     """The key of a job's similar jobs: its ``app`` field, or else
-    ``"WORKLOAD!PROFILE"`` (see the module docstring)."""
+    ``"WORKLOAD!PROFILE"`` (see README.md)."""
     if "app" not in json_dict:
         return f"{workload}!{profile}"
     app = json_dict["app"]
@@ -134,7 +64,7 @@ class _History:
 
 
 class Estimator:
-    """Decaying averages of r_j and d_j per job type (module docstring)."""
+    """Decaying averages of r_j and d_j per job type (README.md)."""
 
     def __init__(self, decay: float = DEFAULT_DECAY, alone: Mapping[str, Estimate] | None = None):
         if not (isinstance(decay, (int, float)) and 0.0 <= decay <= 1.0):
@@ -203,7 +133,7 @@ class Estimator:
 # -- history files --------------------------------------------------------
 
 def load_history(source: Any) -> dict[str, Estimate]:
-    """Alone values from a history file path or a mapping (module docstring)."""
+    """Alone values from a history file path or a mapping (README.md)."""
     origin = source
     if isinstance(source, (str, Path)):
         path = Path(source)

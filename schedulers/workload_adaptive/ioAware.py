@@ -1,62 +1,6 @@
 """I/O-aware backfill scheduling (paper 000, Section VI, Algorithms 2-4).
 
-The parallel file system's throughput ("Lustre" in the paper) is a
-cluster-wide bandwidth-type resource ``lustre`` of the shared reservation
-tracker, limited to R_limit (option ``limit``, GiB/s). Every job reserves its
-estimated throughput r_j (``batio.schedulers.workload_adaptive.estimator``: the decaying average of what
-similar jobs achieved; 0 while unknown) next to its hosts, so the
-*estimated* throughput within the schedule never exceeds R_limit. The rest is
-Slurm's backfill (``Backfill``, Algorithm 1).
-
-Algorithm 2 (InitializeReservationTracker), as batio does it
------------------------------------------------------------
-1. The latest r_j for j in R and Q: the estimator is updated at each job
-   completion, and read at the start of every round.
-2. R_now, the measured total throughput: see "R_now" below.
-3-6. ``ReservationTracker.from_running``: each running job holds its hosts
-   and r_j over [b_j, b_j + L_j) (its walltime).
-7-8. If sum_{j in R} r_j < R_now, the difference is reserved over
-   [t_now, max_{j in R}(b_j + L_j)), as one extra running entry holding no host.
-
-Algorithms 3 and 4 (ReserveResources, EarliestStartTime) are the tracker's
-``reserve`` and ``earliest_start``: nodes and throughput over [t, t + L_j).
-
-R_now
------
-Batsim tells a scheduler nothing about the live throughput of the storage
-(no protocol event carries it; batio's ``out_io.csv`` is written after the
-run). batio therefore takes R_now = sum_{j in R} r_j, the sum of the
-estimates of the running jobs: lines 7-8 never reserve anything, and the
-safeguard they give the paper against jobs without history is lost (in
-``untrained`` mode, the first jobs of a type start as under plain backfill
-until one of them completes). A proxy built from recently completed jobs'
-observed rates was rejected: it measures jobs that no longer load the file
-system, and line 8 would hold that phantom load until the last running job's
-walltime, blocking writers the real file system could take. The hook
-``measured_throughput(now)`` (default ``None``: no measurement) is where a
-measurement would enter; lines 7-8 are implemented behind it.
-
-Estimates against the limit
----------------------------
-* A queued job reserves min(r_j, R_limit): a job estimated above the whole
-  limit can still start when no other throughput is reserved over its window
-  (the authors' prototype clips the same way); otherwise it could never run.
-  Running jobs are facts and reserve their full r_j, which may exceed
-  R_limit: then no job with r_j > 0 starts until enough of them end.
-* A job estimated at r_j = 0 reserves no throughput and is not checked
-  against it, exactly as under ``Backfill``: with zero estimates everywhere
-  (``untrained``, before any completion) the schedule is Backfill's.
-* The throughput of a job is the bytes it reads plus writes, whatever the
-  storage host: one resource for the whole file system, as in the paper.
-
-Options (pybatsim ``-o`` JSON), besides Backfill's ``backfill_max`` and ``order``:
-
-* ``limit`` — R_limit in GiB/s (2^30 bytes/s), > 0; default 20 (the paper's
-  short-term Stria bandwidth; 15 is its "long-term" one).
-* ``estimator`` — ``"untrained"`` (default: empty history) or ``"pretrained"``.
-* ``history`` — for ``pretrained``: a history file path, or the mapping
-  ``{app: {"rate": bytes/s, "runtime": s}}`` inline (``batio.schedulers.workload_adaptive.estimator``).
-* ``decay`` — the estimator's decay in [0, 1]; default 0.8.
+Design notes (the model, its sources, the choices made): this folder's README.md, section ioAware.py.
 """
 from __future__ import annotations
 
@@ -66,9 +10,9 @@ import logging
 from batsim.batsim import Job
 from procset import ProcSet
 
-from batio.options import Option, OptionError
-from batio.reservation import RunningJob
 from batio.schedulers.backfill import Backfill, time_limit
+from batio.schedulers.options import Option, OptionError
+from batio.schedulers.reservation import RunningJob
 from batio.schedulers.workload_adaptive.estimator import (
     DEFAULT_DECAY,
     MODES,
@@ -136,7 +80,7 @@ class IoAware(Backfill):
 
     def measured_throughput(self, now: float) -> float | None:
         """R_now in bytes/s, or None when not measured (always, under Batsim:
-        see the module docstring)."""
+        see README.md)."""
         return None
 
     # -- Backfill hooks --------------------------------------------------

@@ -19,7 +19,7 @@ import tempfile
 from batio.catalog import platform_path, scheduler_file_and_options, workload_path
 from batio.engine.run import RunSpec, simulate
 from batio.errors import BatioError
-from batio.jobio import bytes_moved
+from batio.schedulers.jobio import bytes_moved
 from batio.schedulers.workload_adaptive.estimator import EstimatorError, similarity_key
 
 

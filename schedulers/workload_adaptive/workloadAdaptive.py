@@ -1,92 +1,7 @@
 """Workload-adaptive I/O-aware scheduling with the "two-group" approximation
 (paper 000, Section VII and VII-A, eqs. 1-5, Algorithms 5-7).
 
-On top of the I/O-aware scheduler (``IoAware``: the throughput limit R_limit
-still holds), the scheduler keeps the file-system throughput near a target
-R~ computed from the queue: the throughput that lets all I/O (sum r_j d_j
-bytes) finish within the minimum time the nodes need for all jobs
-(sum n_j d_j / N). With the two-group approximation, the queued jobs that
-hold the lower half of the queue's node-hours ordered by per-node throughput
-are "zero jobs", scheduled as if they moved no data; the others, "regular
-jobs", are not started where the adjusted throughput reservations have
-reached the adjusted target R~'. Without it (``two_group: false``, the
-"naive" scheduler), only jobs estimated at r_j = 0 are zero jobs: r* = 0,
-r_zero_mean = 0, R~' = R~ and r_j' = r_j.
-
-Formulas, with the paper's names (r_j bytes/s and d_j s from
-``batio.schedulers.workload_adaptive.estimator``; n_j hosts; N compute hosts; b_j start; L_j walltime)
---------------------------------------------------------------------------
-Some are garbled in the PDF conversion of the paper; they are reconstructed
-from its text and marked [reconstructed].
-
-Algorithm 5, lines 3-5 [reconstructed: line 4 survives only as the condition
-"t_now < b_j + d_j" and line 5 as "R~ <- r_j / T_nodes"; rebuilt from eq. 1
-and "accounting for both the jobs in the wait queue and the remaining
-portions of the running jobs"; the authors' Slurm prototype computes the
-same]::
-
-    V_IO    = sum_{j in R, t_now < b_j + d_j} r_j (b_j + d_j - t_now) + sum_{j in Q} r_j d_j
-    T_nodes = (sum_{j in R, t_now < b_j + d_j} n_j (b_j + d_j - t_now) + sum_{j in Q} n_j d_j) / N
-    R~      = V_IO / T_nodes                                   (eq. 1 with remaining work)
-
-and R~ = R_limit when T_nodes = 0 (nothing to weigh; the prototype's
-default). Jobs with an infinite d_j (no history and no walltime) cannot be
-weighed and are left out of every sum.
-
-Eq. 2, the threshold r*: the minimum per-node throughput such that the zero
-jobs {j in Q: r_j <= n_j r*} hold at least half the queued node-hours
-(sum_zero n_j d_j >= sum_regular n_j d_j). Sorting Q by r_j / n_j, r* is the
-r_k / n_k of the job at which the running node-hour sum first reaches half
-the total. Zero/regular is tested as r_j / n_j <= r* (the same inequality
-divided by n_j, immune to rounding in n_j r*).
-
-Eq. 3 [reconstructed: printed as sum r_j n_j d_j / sum n_j d_j, which is a
-throughput per *job*, while eqs. 4 and 5 multiply r_zero_mean by N and n_j,
-so it must be per *node*; both read the same for the paper's one-node jobs;
-the prototype computes the per-node form]::
-
-    r_zero_mean = sum_{j in Zero} r_j d_j / sum_{j in Zero} n_j d_j   (0 without zero jobs)
-
-Eq. 4: R~' = R~ - N r_zero_mean. Eq. 5: r_j' = 0 for zero jobs,
-r_j - n_j r_zero_mean for regular jobs.
-
-Trackers (Algorithms 5-7)
--------------------------
-RT is the I/O-aware tracker (Algorithm 2: hosts and R_limit). AT, the
-adjusted tracker, is a signed step function: each running job holds
-r_j - n_j r_zero_mean over [b_j, b_j + L_j) (Algorithm 5 lines 10-11: all
-running jobs, so a running zero job counts negatively, as in the paper and
-the prototype; with all N hosts busy the AT level is sum r_j - N r_zero_mean,
-which compares to R~' as sum r_j to R~), and each planned regular job its
-r_j' over [t, t + L_j) (Algorithm 6). Zero jobs are planned by RT alone
-(Algorithm 7 lines 1-2); a regular job needs both RT and AT to agree
-(lines 4-8).
-
-Algorithm 7 line 7 and the overshoot
-------------------------------------
-Line 7 admits a regular job where "no more than R~' is reserved in AT",
-i.e. where the target is not yet exceeded *before* adding it; the job itself
-may then overshoot by up to r_j'. The authors' prototype (Slurm
-``backfill_licenses.c``) instead admits it where the level is at most
-R~' - (1 - theta) min(r_j', R~'), with theta = 0.5: the job starts when
-adding it brings the adjusted throughput at least as close to the target
-as leaving it out, so the time-averaged throughput is centred on the target
-instead of biased up by r_j'/2. batio exposes theta as ``target_overshoot``
-(1: Algorithm 7 as printed, 0: the target as a hard limit, except that a job
-above the whole target may start alone) and uses 0.5 by default. In every
-case no regular job starts where the AT level is above R~' (or at R~' when
-theta < 1 and r_j' > 0).
-
-Options: IoAware's (``limit``, ``estimator``, ``history``, ``decay``,
-``backfill_max``, ``order``) plus
-
-* ``two_group`` — true (default: Algorithms 5-7 with eq. 2-5, as in the
-  paper's Fig. 5 experiments) or false (the naive scheduler, r* = 0).
-* ``target_overshoot`` — theta in [0, 1], default 0.5 (see above).
-
-The pure computations (``target_throughput``, ``threshold``,
-``zero_mean``, ``adjusted_target``, ``adjusted_rate``, ``allowed_level``)
-and the trackers (``AdjustedTracker``, ``AdaptiveTracker``) need no pybatsim.
+Design notes (the model, its sources, the choices made): this folder's README.md, section workloadAdaptive.py.
 """
 from __future__ import annotations
 
@@ -96,8 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from batio.options import Option
-from batio.reservation import ReservationTracker, Slot
+from batio.schedulers.options import Option
+from batio.schedulers.reservation import ReservationTracker, Slot
 from batio.schedulers.workload_adaptive.ioAware import LUSTRE, R_NOW_KEY, IoAware
 
 ADJUSTED = "lustre_adjusted"
@@ -118,13 +33,14 @@ class JobShare(NamedTuple):
 
 def target_throughput(R: Sequence[JobShare], Q: Sequence[JobShare], t_now: float, N: int,
                       default: float) -> float:
-    """R~, Algorithm 5 lines 3-5 [reconstructed, module docstring]; ``default``
+    """R~, Algorithm 5 lines 3-5 [reconstructed, README.md]; ``default``
     when there is no node time to weigh."""
     V_IO = node_time = 0.0
     for j in R:
-        if t_now < j.b + j.d < math.inf:           # running jobs not yet past their estimate
-            V_IO += j.r * (j.b + j.d - t_now)
-            node_time += j.n * (j.b + j.d - t_now)
+        end = math.inf if j.b is None else j.b + j.d
+        if t_now < end < math.inf:                 # running jobs not yet past their estimate
+            V_IO += j.r * (end - t_now)
+            node_time += j.n * (end - t_now)
     for j in Q:
         if j.d < math.inf:
             V_IO += j.r * j.d
@@ -173,8 +89,8 @@ def adjusted_rate(r_j: float, n_j: int, r_star: float, r_zero_mean: float) -> fl
 
 def allowed_level(R_target_adjusted: float, r_adjusted: float, overshoot: float) -> float:
     """The highest AT level at which a regular job with r_j' = ``r_adjusted``
-    may start (Algorithm 7 line 7, with theta = ``overshoot``; module
-    docstring): R~' - (1 - theta) min(r_j', R~'), never above R~'."""
+    may start (Algorithm 7 line 7, with theta = ``overshoot``; README.md):
+    R~' - (1 - theta) min(r_j', R~'), never above R~'."""
     return R_target_adjusted - (1.0 - overshoot) * min(max(r_adjusted, 0.0), max(R_target_adjusted, 0.0))
 
 

@@ -1,65 +1,7 @@
 """The reservation tracker shared by every batio policy: hosts and any number of
 cluster-wide bandwidth-type resources, reserved over time.
 
-It is the ``RT`` of Slurm's backfill (paper 000, Section II-A, Algorithm 1)
-with the bandwidth-type resource of the I/O-aware scheduler (Section VI):
-``from_running`` is InitializeReservationTracker, ``reserve`` is
-ReserveResources (Algorithm 3) and ``earliest_start`` is EarliestStartTime
-(Algorithm 4). Unlike the paper's node *count* tracker it books real host ids,
-so a planned start comes with the hosts to run on.
-
-Semantics
----------
-* Time is a float (Batsim seconds). A reservation holds its hosts and its
-  bandwidth amounts over the half-open window ``[start, start + duration)``;
-  ``duration`` may be ``math.inf`` (a job without walltime holds forever).
-* The tracker models ``[origin, inf)`` only (``origin`` is the round's
-  "now"): a reservation that began earlier is stored from the origin.
-* A request fits at ``t`` when ``nb_hosts`` hosts are free over the whole
-  window and, for every resource named in its ``bandwidth`` mapping,
-  reserved + need <= limit at every instant of it (with a 1e-9 relative
-  tolerance for rounding). A resource the mapping does not name is not
-  checked: a resource already over its limit (see ``from_running``) blocks
-  only the requests that name it, even with a need of 0.
-* Host choice is deterministic: the lowest host ids among the hosts free over
-  the whole window.
-
-Data structure and costs
-------------------------
-A step function over S segments ``[t_k, t_k+1)`` (t_0 = origin): per segment
-the set of free hosts as a Python int bitset (bit i = i-th tracked host), and,
-in one numpy array, the free-host count and the reserved amount of each of
-the B bandwidth resources. A window spans w segments; bitset operations cost
-O(H/64) machine words for H hosts and count as O(1) below. Measured costs:
-``scripts/bench_sched.py``.
-
-``from_running``     O(R log R + S) for R running jobs.
-``earliest_start``   O(1) for a window that opens after every reservation's
-                     start (free hosts only grow there); O(w) for the
-                     window at ``after`` (settles most calls of a
-                     round: a job that starts now, or one that need not look
-                     further); otherwise one vectorised O(S·B) pass lists the
-                     runs of segments where the free-host count and the
-                     bandwidths fit, and candidate starts in them are checked
-                     on the bitsets, O(w) each, in time order. Counts can fit
-                     where no fixed set of hosts does; a failed check tells
-                     which segment fell short, and candidates whose window
-                     still holds it are skipped. A request asked again while
-                     the tracker only gained reservations (a queue of alike
-                     jobs) resumes from its previous answer.
-``reserve``          O(S·B) to insert up to two breakpoints, O(w) to update
-                     the bitsets (plus an O(w·B) check unless the slot comes
-                     fresh from ``earliest_start``).
-``release``,         same as ``reserve``.
-``cancel``
-
-``RunningJobsTracker`` keeps what ``from_running`` builds across a run's
-rounds (running jobs added as they start and removed as they end), so a
-round begins at no cost instead of O(R log R) Python work: with a
-thousand jobs running, rebuilding was most of a scheduler's time
-(``scripts/bench_scaling.py``). The round's tracker borrows the kept data
-until it changes something (O(S) then, once), and the jobs a round starts
-are taken over with its tracker rather than booked again.
+Design notes (the model, its sources, the choices made): this folder's README.md, section reservation.py.
 """
 from __future__ import annotations
 
@@ -188,7 +130,7 @@ class _Record:
 class ReservationTracker:
     """Hosts ``hosts`` and the resources of ``bandwidth_limits`` ({name:
     limit}) over ``[origin, inf)``; reservations are keyed by any hashable
-    (batio uses job ids). See the module docstring for semantics and costs."""
+    (batio uses job ids). See README.md for semantics and costs."""
 
     def __init__(self, hosts: ProcSet, bandwidth_limits: Mapping[str, float] | None = None,
                  origin: float = 0.0):

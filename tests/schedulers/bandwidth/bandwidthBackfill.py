@@ -4,9 +4,9 @@ Each job holds, on the tracker's bandwidth resource "pfs", the bytes its
 profile moves over its walltime; a job starts, or is planned, only where
 the jobs' sum stays within the option ``bandwidth`` (bytes/s).
 """
-from batio.jobio import bytes_moved
-from batio.options import Option
 from batio.schedulers.backfill import Backfill, time_limit
+from batio.schedulers.jobio import bytes_moved
+from batio.schedulers.options import Option
 
 
 class BandwidthBackfill(Backfill):
