@@ -100,7 +100,7 @@ def property_value(points, unit="B/s"):
 def probe_platform(value, nb_hosts, prop="batio:contention"):
     """nb_hosts compute hosts whose own links never limit, a storage host 'pfs' behind
     'pfs_link', the regulated link; no latency anywhere."""
-    from batio.engine.contention import parse_curve
+    from batio.inputs.contention import parse_curve
     peak = max(c for _, c in parse_curve(value, "probe", prop, "probe").points)
     return f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -139,15 +139,15 @@ def simulate_curve(points, value, workdir, direction="write"):
     """{clients: aggregate bytes/s the engine gives k concurrent clients}."""
     import pandas as pd
 
-    from batio import catalog
-    from batio.engine.run import RunSpec, simulate
+    from batio import catalog, engines
+    from batio.inputs.spec import RunSpec
     workdir = Path(workdir)
     prop = PROPERTIES["both" if direction == "write" else "read"]
     (workdir / "probe.xml").write_text(probe_platform(value, max(k for k, _ in points), prop))
     work = probe_workload(points, direction)
     (workdir / "probe.json").write_text(json.dumps(work))
     scheduler, options = catalog.scheduler_file_and_options("fcfs")
-    simulate(RunSpec(str(workdir / "probe.xml"), [str(workdir / "probe.json")], str(scheduler),
+    engines.run(RunSpec(str(workdir / "probe.xml"), [str(workdir / "probe.json")], str(scheduler),
                      str(workdir / "probe" / "out"), options=options))
     jobs = pd.read_csv(workdir / "probe" / "out_jobs.csv")
     jobs["clients"] = jobs["job_id"].str.extract(r"^k(\d+)_")[0].astype(int)
@@ -171,7 +171,7 @@ def contradiction(text, element_id, points, source):
     """Why the measured curve contradicts the bandwidth the element declares (a link's
     ``bandwidth``, a cluster's ``bw``), or None: a peak above it, which real Batsim (ignoring
     the curve) caps at the declared value, or a declared value far above every measurement."""
-    from batio.engine.contention import parse_curve
+    from batio.inputs.contention import parse_curve
     found = re.search(r"\b(?:bandwidth|bw)\s*=\s*['\"]([^'\"]*)['\"]", _opening_tag(text, element_id, source).group(0))
     if found is None:
         return None
@@ -241,7 +241,7 @@ def calibrate(measurement, out, unit="GB/s", direction="both", platform=None, el
     points = read_measurement(measurement, unit)
     value = property_value(points, unit)
     prop = PROPERTIES[direction]
-    from batio.engine.contention import parse_curve
+    from batio.inputs.contention import parse_curve
     curve = parse_curve(value, measurement, prop, "measurement")  # before the probe: errors name the CSV
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -24,15 +24,22 @@ import sys
 import threading
 import time
 
-from batio import catalog, fit, metrics
-from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, simulate
-from batio.engine.sgconfig import check_sg_config
-from batio.engine.workload import json_problem
+from batio import catalog, engines, fit, metrics
+from batio.engines import ENGINES
+from batio.engines.embedded.sgconfig import check_sg_config
 from batio.errors import BatioError, InputError, Interrupted
-from batio.outfiles import check_destination, write_text
+from batio.inputs.platform import read_platform
+from batio.inputs.spec import (
+    DEFAULT_IO_SAMPLE_PERIOD_S,
+    DEFAULT_MAX_IDLE_S,
+    MODES,
+    RunSpec,
+    check_option_flag,
+)
+from batio.inputs.workload import json_problem
+from batio.outfiles import check_destination, make_folder, write_text
 from batio.progress import JobProgress
 
-ENGINES = ("embedded", "batsim", "docker")
 # Local Dask workers are processes of a few hundred MB each, with an engine process
 # per run: past this many a machine runs out of memory (a cluster can take more).
 MAX_WORKERS = 256
@@ -68,17 +75,6 @@ def _roles(pairs):
     return roles
 
 
-def make_folder(path, option="--out"):
-    """Create an output folder, or say in one line why it cannot be."""
-    try:
-        Path(path).mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise InputError(option, f"{path} exists and is not a folder") from None
-    except OSError as error:
-        raise InputError(option, f"cannot create folder {str(path)[:200]}"
-                                  f"{'...' if len(str(path)) > 200 else ''}: {error.strerror}") from None
-
-
 def refuse_non_empty(out, force):
     """A run must not mix its outputs with an earlier run's: a non-empty folder needs --force."""
     try:
@@ -110,48 +106,28 @@ def run_spec(args):
 
 def command_run(args):
     spec = run_spec(args)
-    if catalog.is_batsched(spec.scheduler) and args.engine == "embedded":
-        raise InputError("--scheduler", f"{spec.scheduler} is batsched's C++ scheduler: it runs only against real "
-                                        "Batsim (--engine batsim, or --engine docker)")
+    engines.check_engine(args.engine, spec.scheduler)
     facts = fit.InputFacts.of_files(spec.platform, spec.workloads, strict=args.engine == "embedded")
     _, degraded = fit.check(args.scheduler, _options(args.options), facts, args.allow_unfit)
     refuse_non_empty(args.out, args.force)
     make_folder(args.out)
+    progress = JobProgress(enabled=args.engine == "embedded" and not args.quiet and sys.stderr.isatty())
     try:
-        nb_compute = _simulate(args, spec)
+        result = engines.run(spec, args.engine, progress)
     finally:
+        progress.close()
         fit.mark_record(spec.out_prefix, args.scheduler, degraded)
-    print_summary(spec, args.engine, nb_compute, name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
+    print_summary(spec, args.engine, result["nb_compute"], name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
     from batio.html_report import write_run_page
     print(f"page:    {write_run_page(Path(spec.out_prefix).parent, tau=args.bsld_tau)}")
     return 0
-
-
-def _simulate(args, spec):
-    """Run ``spec`` on the chosen engine; the number of compute hosts (None: count them)."""
-    if args.engine == "batsim":
-        from batio.real_batsim import run_with_batsim_binary
-        run_with_batsim_binary(spec)
-        return None
-    if args.engine == "docker":
-        from batio.docker_engine import run_with_docker
-        run_with_docker(spec)
-        return None
-    progress = JobProgress(enabled=not args.quiet and sys.stderr.isatty())
-    try:
-        result = simulate(spec, progress)
-    finally:
-        progress.close()
-    return result["nb_compute"]
 
 
 def print_summary(spec, engine, nb_compute=None, *, name=None, degraded=(), tau=metrics.DEFAULT_BSLD_TAU):
     """What `batio run` prints of a finished run (also the compose services', batio.compose);
     ``name``: the scheduler as the user typed it."""
     if nb_compute is None:
-        from batio.engine.platform import classify, read_properties
-        properties, _ = read_properties(spec.platform)
-        nb_compute = len(classify(spec.platform, list(properties), spec.roles, spec.master_host).compute)
+        nb_compute = len(read_platform(spec).compute)
     summary = metrics.summarize(spec.out_prefix, nb_compute, tau=tau)
     name = name or Path(spec.scheduler).stem
     print(f"{name} ({Path(spec.scheduler).name} {json.dumps(spec.options)}) on {Path(spec.platform).name} "
@@ -411,7 +387,7 @@ def parser():
     run.add_argument("--role", action="append", default=[], metavar="HOSTS:ROLE", help="Batsim's -r")
     run.add_argument("--sg-cfg", action="append", default=[], metavar="OPT:VALUE",
                      help="a SimGrid option, as Batsim's --sg-cfg (e.g. maxmin/precision:1e-9)")
-    run.add_argument("--io-sample-period", type=float, default=1.0,
+    run.add_argument("--io-sample-period", type=float, default=DEFAULT_IO_SAMPLE_PERIOD_S,
                      help="seconds between samples of the storage throughput written to out_io.csv")
     run.add_argument("--io-exclusive", action="store_true",
                      help="beyond Batsim: each storage host serves one transfer at a time, first come first "
@@ -453,7 +429,8 @@ def parser():
     comparison.add_argument("--mode", choices=MODES, default="inprocess", help="embedded engine's protocol mode")
     comparison.add_argument("--timeout", type=float, help=TIMEOUT_HELP)
     comparison.add_argument("--max-idle", type=float, help=MAX_IDLE_HELP)
-    comparison.add_argument("--io-sample-period", type=float, default=1.0, help="seconds between _io.csv samples")
+    comparison.add_argument("--io-sample-period", type=float, default=DEFAULT_IO_SAMPLE_PERIOD_S,
+                            help="seconds between _io.csv samples")
     comparison.add_argument("--quiet", action="store_true", help="no progress bar")
     comparison.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
     comparison.set_defaults(handler=command_compare)
@@ -603,10 +580,13 @@ def check_numbers(args):
     port = getattr(args, "port", None)
     if port is not None and not 1 <= port <= 65535:
         raise InputError("--port", f"must be a TCP port from 1 to 65535, got {port}")
-    for option in ("timeout", "max_idle", "io_sample_period", "bsld_tau"):
+    for option in ("timeout", "max_idle", "io_sample_period"):
         value = getattr(args, option, None)
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise InputError(f"--{option.replace('_', '-')}", f"must be a finite number of seconds > 0, got {value}")
+        if value is not None:
+            check_option_flag(option, value)
+    tau = getattr(args, "bsld_tau", None)
+    if tau is not None and not (math.isfinite(tau) and tau > 0):
+        raise InputError("--bsld-tau", f"must be a finite number of seconds > 0, got {tau}")
     workers = getattr(args, "workers", None)
     if workers is not None and not 0 <= workers <= MAX_WORKERS:
         raise InputError("--workers", f"must be from 0 (one run after the other) to {MAX_WORKERS} local worker "

@@ -19,8 +19,9 @@ import sys
 import time
 
 from batio import cli
+from batio.engines.batsim import batsim_command, start_scheduler, write_run_record
 from batio.errors import BatioError, EngineError
-from batio.real_batsim import batsim_command, start_scheduler, write_run_record
+from batio.outfiles import make_folder
 
 DEFAULTS = {"PLATFORM": "cluster16_pfs", "WORKLOAD": "demo", "SCHEDULER": "easy", "OPTIONS": "{}",
             "RUN_ARGS": "", "OUT": "out/compose", "PORT": "28000", "SCHEDULER_HOST": "127.0.0.1"}
@@ -70,7 +71,7 @@ def main(argv=None, environ=os.environ):
     try:
         args = cli.parser().parse_args(run_arguments(values))
         spec = cli.run_spec(args)
-        cli.make_folder(args.out)
+        make_folder(args.out)
         if service == "scheduler":
             return serve(spec, values["PORT"])
         return run_batsim(spec, values["SCHEDULER_HOST"], values["PORT"])

@@ -21,9 +21,9 @@ import math
 from pathlib import Path
 
 from batio import catalog
-from batio.engine.platform import DEFAULT_MASTER_HOST, read_properties
-from batio.engine.workload import load_workload
 from batio.errors import BatioError, InputError, InvalidConfiguration
+from batio.inputs.platform import DEFAULT_MASTER_HOST, read_properties
+from batio.inputs.workload import load_workload
 from batio.jobio import bytes_moved
 from batio.launcher import batio_schedulers_folder, scheduler_class
 

@@ -387,7 +387,7 @@ def platform_text(twins, source):
 
 def read_platform(path):
     """file system -> Twin, from the links of a platform that ``platform_text`` wrote."""
-    from batio.engine.contention import PROPERTY, link_properties, parse_curve
+    from batio.inputs.contention import PROPERTY, link_properties, parse_curve
     try:
         links = link_properties(path)
     except FileNotFoundError:

@@ -35,8 +35,8 @@ from pathlib import Path
 import pandas as pd
 
 from batio import catalog, fit, report, sweep
-from batio.engine.workload import load_workload
 from batio.errors import InputError
+from batio.inputs.workload import load_workload
 from batio.metrics import METRICS
 from batio.outfiles import write_text
 from batio.parity import truncated_workload

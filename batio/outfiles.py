@@ -29,6 +29,17 @@ def check_destination(path, option="--out"):
         raise InputError(option, f"cannot write {path}: {path.parent} is not a folder")
 
 
+def make_folder(path, option="--out"):
+    """Create an output folder, or say in one line why it cannot be."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(option, f"{path} exists and is not a folder") from None
+    except OSError as error:
+        raise InputError(option, f"cannot create folder {str(path)[:200]}"
+                                  f"{'...' if len(str(path)) > 200 else ''}: {error.strerror}") from None
+
+
 @contextmanager
 def written(path, option="--out"):
     """Any OSError in the block (full disk, no permission, a folder in the way)

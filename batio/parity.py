@@ -34,10 +34,10 @@ import time
 
 import pandas as pd
 
-from batio import catalog
-from batio.engine.run import RunSpec, simulate
-from batio.engine.workload import profiles_reached
+from batio import catalog, engines
 from batio.errors import BatioError, EngineError
+from batio.inputs.spec import RunSpec
+from batio.inputs.workload import profiles_reached
 from batio.tables import markdown_table
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,6 @@ def _timed(run):
 
 def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
     """Both engines on one pair; returns the table row (an ``error`` column if one failed)."""
-    from batio.real_batsim import run_with_batsim_binary
     folder = Path(out) / pair.policy
     folder.mkdir(parents=True, exist_ok=True)
     workload = catalog.workload_path(pair.workload)
@@ -143,15 +142,15 @@ def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
            "max_jobs": max_jobs or "", "error": ""}
     try:
         embedded = spec_for(pair, workload, folder / "embedded" / "out", "inprocess", sg_config)
-        row["wall_embedded_s"] = _timed(lambda: simulate(embedded))
+        row["wall_embedded_s"] = _timed(lambda: engines.run(embedded))
         batsim = spec_for(pair, workload, folder / "batsim" / "out", "socket", sg_config)
-        row["wall_batsim_s"] = _timed(lambda: run_with_batsim_binary(batsim, timeout_s=timeout_s))
+        row["wall_batsim_s"] = _timed(lambda: engines.run(batsim, "batsim", wall_timeout_s=timeout_s))
         embedded_jobs = read_jobs(f"{embedded.out_prefix}_jobs.csv")
         row.update(compare_jobs(embedded_jobs, read_jobs(f"{batsim.out_prefix}_jobs.csv")))
         if row["jobs_off"] or row["decisions_differ"]:
             shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", "inprocess",
                                sg_config)
-            simulate(shifted)
+            engines.run(shifted)
             itself = compare_jobs(read_jobs(f"{shifted.out_prefix}_jobs.csv"), embedded_jobs)
             row.update(self_decisions_differ=itself["decisions_differ"], self_jobs_off=itself["jobs_off"],
                        self_worst_s=itself["worst_deviation_s"])

@@ -22,9 +22,9 @@ from pathlib import Path
 import re
 from xml.sax.saxutils import quoteattr
 
-from batio.engine.contention import PROPERTY, parse_curve
-from batio.engine.platform_check import MAX_CORES
 from batio.errors import InputError
+from batio.inputs.contention import PROPERTY, parse_curve
+from batio.inputs.platform_check import MAX_CORES
 from batio.quantities import BANDWIDTH_UNITS, MAX_LATENCY, MEMORY_UNITS, SPEED_UNITS, TIME_UNITS, fails_with, quantity
 
 MAX_NODES = 1 << 20

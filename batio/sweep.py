@@ -47,18 +47,18 @@ import uuid
 
 import pandas as pd
 
-from batio import __version__, catalog, metrics
+from batio import __version__, catalog, engines, metrics
 from batio.catalog import is_batsched
-from batio.engine.run import DEFAULT_MAX_IDLE_S, MODES, RunSpec, file_digest
-from batio.engine.workload import json_problem, load_workload
+from batio.engines import ENGINES
 from batio.errors import BatioError, EngineError, InputError, Interrupted, OutputError
+from batio.inputs.spec import RUN_OPTIONS, RunSpec, file_digest, valid_run_option
+from batio.inputs.workload import json_problem, load_workload
 from batio.names import slug
 from batio.outfiles import write_text, writing, written
 from batio.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
-ENGINES = ("embedded", "batsim", "docker")
 RESULTS_FILE = "results.csv"
 RESULT_FILE = "result.json"   # in each run folder: the run's row
 # The status of a run that a signal stopped (or whose worker was lost): never a
@@ -93,9 +93,9 @@ WORKLOAD_FIELD = re.compile(r"workload\.([A-Za-z_][A-Za-z0-9_]*)")
 REQUIRED_KEYS = ("platforms", "workloads", "schedulers")
 WORKLOAD_KEYS = ("generator", "args", "name")
 SCHEDULER_KEYS = ("scheduler", "options", "grid", "label")
-RUN_OPTIONS = {"mode": "inprocess or socket", "io_sample_period": "a number of seconds > 0",
-               "timeout": "a number of seconds > 0", "max_idle": "a number of simulated seconds > 0",
-               "io_exclusive": "true or false"}
+# A run option's name in a sweep file -> RunSpec's field.
+SPEC_FIELDS = {"mode": "mode", "timeout": "timeout_s", "max_idle": "max_idle_s", "io_sample_period": "io_sample_period",
+               "io_exclusive": "io_exclusive", "dynamic_jobs": "dynamic_jobs", "compute_sharing": "compute_sharing"}
 
 
 # -- the grid ---------------------------------------------------------------------------
@@ -354,14 +354,7 @@ def _run_options(value, source, per_run=False):
 
 
 def _check_run_option(key, given, source, where):
-    number = isinstance(given, (int, float)) and not isinstance(given, bool)
-    if key == "mode":
-        valid = given in MODES
-    elif key == "io_exclusive":
-        valid = isinstance(given, bool)
-    else:
-        valid = number and 0 < given < math.inf
-    if not valid:
+    if not valid_run_option(key, given):
         raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=where)
 
 
@@ -635,28 +628,9 @@ def _check_fit(grid, platform, instance):
 
 # -- running one simulation ----------------------------------------------------------------
 def _spec(run, prefix):
-    options = run.run_options
+    given = {SPEC_FIELDS[key]: value for key, value in run.run_options.items() if key in SPEC_FIELDS}
     return RunSpec(platform=run.platform_file, workloads=[run.workload_file], scheduler=run.scheduler,
-                   out_prefix=str(prefix), options=run.options, mode=options.get("mode", "inprocess"),
-                   timeout_s=options.get("timeout"), max_idle_s=options.get("max_idle", DEFAULT_MAX_IDLE_S),
-                   io_sample_period=options.get("io_sample_period", 1.0),
-                   dynamic_jobs=options.get("dynamic_jobs", False),
-                   compute_sharing=options.get("compute_sharing", False),
-                   io_exclusive=options.get("io_exclusive", False))
-
-
-def _simulate(run, spec):
-    """Run ``spec`` on the run's engine; return the number of compute hosts."""
-    if run.engine == "embedded":
-        from batio.engine.run import simulate
-        return simulate(spec)["nb_compute"]
-    if run.engine == "docker":
-        from batio.docker_engine import run_with_docker
-        run_with_docker(spec)
-    else:
-        from batio.real_batsim import run_with_batsim_binary
-        run_with_batsim_binary(spec)
-    return None  # summarize reads it from out_run.json
+                   out_prefix=str(prefix), options=run.options, **given)
 
 
 def _publish(temporary, final):
@@ -695,7 +669,7 @@ def execute_run(run, out):
     row = run.identity()
     started = time.perf_counter()
     try:
-        nb_compute = _simulate(run, _spec(run, prefix))
+        nb_compute = engines.run(_spec(run, prefix), run.engine)["nb_compute"]
         row.update(metrics.summarize(prefix, nb_compute))
         row.update(status="ok", error="")
     except Interrupted as stop:
@@ -931,7 +905,7 @@ def read_results(out, config="CONFIG", *, partial=False):
 def check_engines_answer(engines):
     """Fail once, before any run, rather than in every run (checked on this machine only)."""
     if "docker" in engines:
-        from batio.docker_engine import connect
+        from batio.engines.docker import connect
         connect().close()
     if "batsim" in engines and shutil.which("batsim") is None:
         raise EngineError("engine batsim needs a `batsim` binary on PATH (Batsim 4.2), or use the docker engine")

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from batio import catalog
-from batio.engine.run import RunSpec, simulate
+from batio.engines.embedded.run import simulate
+from batio.inputs.spec import RunSpec
 from batio.jobio import bytes_moved
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from batio.cli import main
-from batio.engine.run import file_digest
 from batio.errors import InputError
+from batio.inputs.spec import file_digest
 from batio.sweep import alone_workload, load_config, plan, read_results, run_grid
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,8 +20,8 @@ import logging
 import math
 import re
 
-from batio.engine.workload import INT_MAX
 from batio.errors import InputError
+from batio.inputs.workload import INT_MAX
 from batio.quantities import PLAIN, fails_with, quantity
 
 log = logging.getLogger(__name__)

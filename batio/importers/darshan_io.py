@@ -31,9 +31,9 @@ import os
 from pathlib import Path
 import tempfile
 
-from batio.engine.workload import profiles_reached
 from batio.errors import InputError
 from batio.importers.common import as_number
+from batio.inputs.workload import profiles_reached
 
 log = logging.getLogger(__name__)
 

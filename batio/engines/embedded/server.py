@@ -26,11 +26,11 @@ import heapq
 from procset import ProcSet
 import simgrid as sg
 
-from batio.engine.execution import KILLED, WALLTIME_REACHED, JobExecution
-from batio.engine.outputs import MachineStates
-from batio.engine.wire import as_batsim_writes
-from batio.engine.workload import Job, Workload, check_job, check_profile, profiles_reached
+from batio.engines.embedded.execution import KILLED, WALLTIME_REACHED, JobExecution
+from batio.engines.embedded.outputs import MachineStates
+from batio.engines.embedded.wire import as_batsim_writes
 from batio.errors import EngineError, InputError, SchedulerError
+from batio.inputs.workload import Job, Workload, check_job, check_profile, profiles_reached
 
 SUCCESS_STATE = "COMPLETED_SUCCESSFULLY"
 SERVER_MAILBOX = "server"

@@ -5,7 +5,7 @@ prescribe this order). Schedulers are pybatsim files, or batsched's C++
 variants named ``batsched:VARIANT`` (``batsched`` must be on PATH: it runs
 on the host like every scheduler). Each run writes ``PREFIX_run.json`` like
 the embedded engine's: the run specification, the inputs' SHA-256, the
-batio version and the error, if any. ``batio.docker_engine`` runs Batsim in
+batio version and the error, if any. ``batio.engines.docker`` runs Batsim in
 Docker with the same pieces.
 """
 
@@ -18,11 +18,13 @@ import socket
 import subprocess
 import time
 
-from batio import __version__, processes
+from batio import __version__
 from batio.catalog import BATSCHED_PREFIX, is_batsched
-from batio.engine.contention import declares_curve
-from batio.engine.run import file_digest
+from batio.engines import processes
 from batio.errors import BatioError, EngineError, SchedulerError
+from batio.inputs.contention import declares_curve
+from batio.inputs.platform import read_platform
+from batio.inputs.spec import file_digest
 
 # batsched options given as its own command-line flags; every other option
 # goes to the variant as --variant_options JSON.
@@ -148,9 +150,7 @@ def run_with_batsim_binary(spec, timeout_s=None):
 # -- the run record -----------------------------------------------------------------------
 def write_run_record(spec, engine, wall_time_s, error=None, batsim_image=None):
     """PREFIX_run.json for a run on real Batsim, with the embedded engine's keys."""
-    from batio.engine.platform import classify, read_properties
-    properties, _ = read_properties(spec.platform)
-    platform = classify(spec.platform, list(properties), spec.roles, spec.master_host)
+    platform = read_platform(spec)
     files = [spec.platform, *spec.workloads] + ([] if is_batsched(spec.scheduler) else [spec.scheduler])
     record = {
         "batio_version": __version__,

@@ -9,11 +9,9 @@ drives the pybatsim scheduler object directly, ``socket`` runs it as
 """
 
 import contextlib
-from dataclasses import asdict, dataclass, field
-import hashlib
+from dataclasses import asdict
 import json
 import logging
-import math
 import multiprocessing
 import os
 from pathlib import Path
@@ -23,7 +21,8 @@ import sys
 import time
 import traceback
 
-from batio import __version__, processes
+from batio import __version__
+from batio.engines import processes
 from batio.errors import (
     BatioError,
     EngineError,
@@ -34,39 +33,10 @@ from batio.errors import (
     SchedulerError,
     listed,
 )
+from batio.inputs.spec import RunSpec, file_digest
 from batio.outfiles import writing
 
-MODES = ("inprocess", "socket")
-# Longest wall-clock wait for one scheduler decision, by mode, unless --timeout
-# says otherwise: an in-process decision may include loading a model.
-DEFAULT_TIMEOUT_S = {"socket": 60.0, "inprocess": 600.0}
-# Simulated seconds a scheduler may let pass with jobs waiting and none running (server.Config.max_idle).
-DEFAULT_MAX_IDLE_S = 86400.0
 OUTPUT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_io.csv", "_run.json")
-
-
-@dataclass
-class RunSpec:
-    platform: str
-    workloads: list[str]
-    scheduler: str                      # path of a pybatsim scheduler file
-    out_prefix: str                     # outputs are PREFIX_jobs.csv, ...
-    options: dict = field(default_factory=dict)
-    mode: str = "inprocess"
-    forward_profiles: bool = False
-    dynamic_jobs: bool = False
-    acknowledge_dynamic_jobs: bool = False
-    profile_reuse: bool = False         # Batsim's --enable-profile-reuse (needs dynamic jobs)
-    compute_sharing: bool = False
-    storage_sharing: bool = True
-    master_host: str = "master_host"
-    roles: dict = field(default_factory=dict)   # host name -> role, as Batsim's -r
-    port: int | None = None             # socket mode; None picks a free one
-    timeout_s: float | None = None      # longest wall-clock wait for one decision (None: DEFAULT_TIMEOUT_S)
-    max_idle_s: float = DEFAULT_MAX_IDLE_S
-    io_sample_period: float = 1.0       # seconds between samples of the storage throughput (_io.csv)
-    io_exclusive: bool = False          # beyond Batsim: one transfer at a time per storage host (FIFO)
-    sg_config: list = field(default_factory=list)  # SimGrid options OPT:VALUE, as Batsim's --sg-cfg
 
 
 # SimGrid releases whose Python bindings cannot run this engine, and why. 4.1.0
@@ -108,14 +78,6 @@ def check_simgrid(simgrid):
                           "(4.1.1, docs/performance.md), the container image (README) or --engine batsim")
 
 
-def file_digest(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     """Run one simulation in this process (once per process) and write its outputs.
 
@@ -125,32 +87,18 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     by default the error is logged and the process exits.
     """
     simgrid = _import_simgrid_quietly()
-    from batio.engine import outputs
-    from batio.engine.contention import ContentionModel
-    from batio.engine.iotimeline import IoTimeline
-    from batio.engine.platform import classify, read_properties
-    from batio.engine.scheduler_side import SchedulerProcess, load_scheduler
-    from batio.engine.server import Config, Simulation
-    from batio.engine.sgconfig import check_sg_config
-    from batio.engine.threads import OneCpu, use_global_futex_hash
-    from batio.engine.transport import InProcessTransport, SocketTransport, Watchdog
-    from batio.engine.workload import load_workload
+    from batio.engines.embedded import outputs
+    from batio.engines.embedded.iotimeline import IoTimeline
+    from batio.engines.embedded.scheduler_side import SchedulerProcess, load_scheduler
+    from batio.engines.embedded.server import Config, Simulation
+    from batio.engines.embedded.sgconfig import check_sg_config
+    from batio.engines.embedded.threads import OneCpu, use_global_futex_hash
+    from batio.engines.embedded.transport import InProcessTransport, SocketTransport, Watchdog
+    from batio.inputs.contention import ContentionModel
+    from batio.inputs.platform import classify, read_properties
+    from batio.inputs.workload import load_workload
 
-    if spec.mode not in MODES:
-        raise InputError("--mode", f"unknown mode {spec.mode!r} (known: {', '.join(MODES)})")
-    if not spec.io_sample_period > 0:
-        raise InputError("--io-sample-period", f"must be > 0 seconds, got {spec.io_sample_period}")
-    if not spec.max_idle_s > 0:  # NaN too
-        raise InputError("--max-idle", f"must be > 0 simulated seconds, got {spec.max_idle_s}")
-    timeout_s = DEFAULT_TIMEOUT_S[spec.mode] if spec.timeout_s is None else spec.timeout_s
-    if not 0 < timeout_s < math.inf:
-        raise InputError("--timeout", f"must be a finite number of seconds > 0, got {timeout_s}")
-    if spec.profile_reuse and not spec.dynamic_jobs:
-        raise InputError("--enable-profile-reuse", "needs --enable-dynamic-jobs (Batsim 4.2.1 refuses it alone)")
-    if spec.acknowledge_dynamic_jobs and not spec.dynamic_jobs:
-        # Batsim 4.2.1 takes it alone and ignores it: the flag then says nothing true about the run.
-        raise InputError("--acknowledge-dynamic-jobs", "acknowledges the jobs the scheduler registers, which needs "
-                                                       "--enable-dynamic-jobs (or a scheduler that registers jobs)")
+    timeout_s = spec.decision_timeout_s
     read_properties(spec.platform)  # malformed XML gets a clear error before SimGrid sees it
     workloads = [load_workload(path, f"w{index}") for index, path in enumerate(spec.workloads)]
     prefix = Path(spec.out_prefix)
@@ -426,8 +374,8 @@ def simulate(spec: RunSpec, on_progress=None):
     the child gets the same signal, writes its partial outputs, and
     ``Interrupted`` is raised; if this process is killed, the child ends with it.
     """
-    from batio.engine.platform import read_properties
-    from batio.engine.platform_check import check_platform_xml
+    from batio.inputs.platform import read_properties
+    from batio.inputs.platform_check import check_platform_xml
     read_properties(spec.platform)  # malformed XML: one line before SimGrid sees it
     check_platform_xml(spec.platform)  # values SimGrid misreads or aborts on, here so that warnings show
     context = multiprocessing.get_context("spawn")

@@ -40,10 +40,9 @@ times are those of Batsim's fair sharing to the last digit.
 from dataclasses import dataclass
 import logging
 import re
-import xml.etree.ElementTree as ET
 
-from batio.engine.platform import read_properties
 from batio.errors import InputError
+from batio.inputs.platform import platform_xml, read_properties
 from batio.quantities import BANDWIDTH_UNITS, fails_with, quantity, whole
 
 log = logging.getLogger(__name__)
@@ -111,7 +110,7 @@ def _curves(props, source, where):
 def link_properties(path):
     """link id -> its <prop> values, for the links that have any."""
     return {link.get("id"): {p.get("id"): p.get("value", "") for p in link.findall("prop")}
-            for link in ET.parse(path).getroot().iter("link") if link.find("prop") is not None}
+            for link in platform_xml(path).iter("link") if link.find("prop") is not None}
 
 
 def declares_curve(path):

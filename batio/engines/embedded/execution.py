@@ -22,9 +22,9 @@ import math
 
 import simgrid as sg
 
-from batio.engine.contention import READ, WRITE
-from batio.engine.wire import as_batsim_writes
+from batio.engines.embedded.wire import as_batsim_writes
 from batio.errors import InputError, SchedulerError
+from batio.inputs.contention import READ, WRITE
 
 WALLTIME_REACHED = -1
 KILLED = -2

@@ -5,7 +5,7 @@ bound to a local port (``socket`` mode)."""
 from pathlib import Path
 import re
 
-from batio import processes
+from batio.engines import processes
 from batio.errors import BatioError, SchedulerError
 
 
