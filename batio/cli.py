@@ -37,7 +37,7 @@ from batio.inputs.spec import (
     check_option_flag,
 )
 from batio.inputs.workload import json_problem
-from batio.outfiles import check_destination, make_folder, write_text
+from batio.outfiles import check_destination, fresh_folder, make_folder, write_text
 from batio.progress import JobProgress
 
 # Local Dask workers are processes of a few hundred MB each, with an engine process
@@ -75,42 +75,33 @@ def _roles(pairs):
     return roles
 
 
-def refuse_non_empty(out, force):
-    """A run must not mix its outputs with an earlier run's: a non-empty folder needs --force."""
-    try:
-        used = not force and Path(out).is_dir() and any(Path(out).iterdir())
-    except OSError:
-        return  # an unusable path: make_folder says why
-    if used:
-        raise InputError("--out", f"{out} is not empty: another run's outputs may be there "
-                                  "(--force writes into it anyway, or choose another folder)")
-
-
-def run_spec(args):
-    scheduler, options = catalog.scheduler_file_and_options(args.scheduler, _options(args.options))
+def run_spec(args, given=None):
+    """The RunSpec of `batio run`'s arguments; ``given``: its --options, parsed."""
+    given = _options(args.options) if given is None else given
+    roles = _roles(args.role)
+    scheduler, options = catalog.scheduler_file_and_options(args.scheduler, given)
     needed = catalog.batsim_features(args.scheduler)
-    out = Path(args.out)
+    platform = catalog.platform_path(args.platform)
+    workloads = [str(catalog.workload_path(w)) for w in args.workload]
     return RunSpec(
-        platform=str(catalog.platform_path(args.platform)),
-        workloads=[str(catalog.workload_path(w)) for w in args.workload],
-        scheduler=str(scheduler), out_prefix=str(out / "out"), options=options, mode=args.mode,
+        platform=str(platform), workloads=workloads,
+        scheduler=str(scheduler), out_prefix=str(Path(args.out) / "out"), options=options, mode=args.mode,
         forward_profiles=args.forward_profiles,
         dynamic_jobs=args.enable_dynamic_jobs or "dynamic_jobs" in needed,
         acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, profile_reuse=args.enable_profile_reuse,
         compute_sharing=args.enable_compute_sharing or "compute_sharing" in needed,
         storage_sharing=not args.disable_storage_sharing, master_host=args.master_host,
-        roles=_roles(args.role), port=args.port, timeout_s=args.timeout, max_idle_s=args.max_idle,
+        roles=roles, port=args.port, timeout_s=args.timeout, max_idle_s=args.max_idle,
         io_sample_period=args.io_sample_period,
         io_exclusive=args.io_exclusive, sg_config=args.sg_cfg)
 
 
 def command_run(args):
-    spec = run_spec(args)
+    given = _options(args.options)
+    spec = run_spec(args, given)
     engines.check_engine(args.engine, spec.scheduler)
-    facts = fit.InputFacts.of_files(spec.platform, spec.workloads, strict=args.engine == "embedded")
-    _, degraded = fit.check(args.scheduler, _options(args.options), facts, args.allow_unfit)
-    refuse_non_empty(args.out, args.force)
-    make_folder(args.out)
+    degraded = fit.check_run(args.scheduler, given, spec, args.allow_unfit, strict=args.engine == "embedded")
+    fresh_folder(args.out, args.force)
     progress = JobProgress(enabled=args.engine == "embedded" and not args.quiet and sys.stderr.isatty())
     try:
         result = engines.run(spec, args.engine, progress)

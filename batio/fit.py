@@ -211,6 +211,13 @@ def check(name, options, facts, allow_unfit=False):
     return declared, reasons
 
 
+def check_run(name, options, spec, allow_unfit=False, strict=True):
+    """What the policy ``name`` with ``options`` (as given) lacks on the inputs of ``spec`` (a RunSpec),
+    as ``check``; ``strict``: the workloads checked as the embedded engine checks them."""
+    facts = InputFacts.of_files(spec.platform, spec.workloads, strict=strict)
+    return check(name, options, facts, allow_unfit)[1]
+
+
 def mark_record(prefix, name, degraded):
     """Record in ``PREFIX_run.json`` the scheduler name as typed and, for an unfit policy run
     anyway, why its result is degraded."""

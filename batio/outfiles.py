@@ -40,6 +40,19 @@ def make_folder(path, option="--out"):
                                   f"{'...' if len(str(path)) > 200 else ''}: {error.strerror}") from None
 
 
+def fresh_folder(path, force):
+    """``make_folder`` for a run's outputs, which must not mix with an earlier run's:
+    a non-empty folder needs --force."""
+    try:
+        used = not force and Path(path).is_dir() and any(Path(path).iterdir())
+    except OSError:
+        used = False  # an unusable path: make_folder says why
+    if used:
+        raise InputError("--out", f"{path} is not empty: another run's outputs may be there "
+                                  "(--force writes into it anyway, or choose another folder)")
+    make_folder(path)
+
+
 @contextmanager
 def written(path, option="--out"):
     """Any OSError in the block (full disk, no permission, a folder in the way)
