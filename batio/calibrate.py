@@ -1,21 +1,6 @@
 """``batio calibrate``: a contention curve from a measurement of a real file system.
 
-Input: a CSV of (clients, aggregate throughput) rows, as IOR reports them
-(several rows for one client count, e.g. repetitions, are reduced to their
-median; lines starting with '#' are comments, and the first other line may be
-a header). Output, in the folder given:
-
-- ``property.xml``: the ``<prop id="batio:contention" .../>`` line to put on
-  the storage link or storage host (docs/formats.md), the measured points
-  as they are (no fit, no smoothing);
-- ``calibration.csv`` and ``calibration.png``: per client count, the measured
-  aggregate, the curve's value and what the engine gives. The engine's value
-  comes from a simulation: k one-host writers at once, for each measured k,
-  on a probe platform whose only bottleneck is the regulated link;
-- with ``--platform P --element ID``, a copy of P with the property added to
-  the link, host or cluster of that id.
-
-The measurement protocol is in docs/formats.md ("Calibrating contention").
+Design notes: docs/internals.md.
 """
 
 import csv

@@ -1,26 +1,7 @@
 """`batio parity`: every catalog policy on its bundled inputs, on the
 embedded engine and on a real Batsim, job by job.
 
-Each run pair is compared on the jobs both engines wrote to ``_jobs.csv``
-(user jobs and the scheduler's dynamic jobs alike):
-
-- decisions differ: the job ran on other resources, or ran on one engine
-  only; its times are then not a measure of the engine;
-- off: a job on the same resources whose start or finish differs by more
-  than ``TOLERANCE`` of Batsim's value (and more than ``FLOOR_S``, so that a
-  start at 0.0074 s is not "off" by a rounding of its last digit);
-- worst: the largest start or finish deviation, in seconds, and that
-  job's deviation relative to its time on Batsim;
-- self-sensitivity, for a pair with jobs off or decisions differing: the
-  decisions differing, jobs off and worst deviation between
-  two embedded runs whose workloads differ only by every job being submitted
-  ``SHIFT_S`` later. Physics is the same up to floating-point rounding, so a
-  deviation this large shows that the input amplifies rounding (chaotic
-  contention), not that the engines model it differently.
-
-The table (``parity.csv`` and ``parity.md`` in OUT) carries both engines'
-makespans and wall times. ``--max-jobs N`` keeps each workload's first N jobs
-by submission time (a shorter check of a long input; the table says so).
+Design notes: docs/internals.md.
 """
 
 from dataclasses import dataclass

@@ -2,8 +2,9 @@
 Python bindings), a local Batsim binary, or Batsim's container image."""
 
 import logging
+import shutil
 
-from batio.errors import InputError
+from batio.errors import EngineError, InputError
 from batio.inputs.platform import read_platform
 
 ENGINES = ("embedded", "batsim", "docker")
@@ -41,3 +42,12 @@ def run(spec, engine="embedded", on_progress=None, wall_timeout_s=None):
         return runner(spec, on_progress)
     runner(spec, timeout_s=wall_timeout_s)
     return {"prefix": str(spec.out_prefix), "nb_compute": len(read_platform(spec).compute)}
+
+
+def check_available(names):
+    """Fail once, before any run of a grid, rather than in every run (checked on this machine only)."""
+    if "docker" in names:
+        from batio.engines.docker import connect
+        connect().close()
+    if "batsim" in names and shutil.which("batsim") is None:
+        raise EngineError("engine batsim needs a `batsim` binary on PATH (Batsim 4.2), or use the docker engine")

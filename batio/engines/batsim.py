@@ -20,7 +20,7 @@ import time
 
 from batio import __version__
 from batio.catalog import BATSCHED_PREFIX, is_batsched
-from batio.engines import processes
+from batio.engines.processes import choose_port, start, start_pybatsim, stop
 from batio.errors import BatioError, EngineError, SchedulerError
 from batio.inputs.contention import declares_curve
 from batio.inputs.platform import read_platform
@@ -75,8 +75,8 @@ def start_scheduler(spec, endpoint, log):
     if is_batsched(spec.scheduler):
         if shutil.which("batsched") is None:
             raise EngineError(f"{spec.scheduler} needs a `batsched` binary on PATH (batsched 1.4, for Batsim 4)")
-        return processes.start(batsched_command(spec.scheduler, spec.options, endpoint), log)
-    return processes.start_pybatsim(spec.scheduler, spec.options, endpoint, log)
+        return start(batsched_command(spec.scheduler, spec.options, endpoint), log)
+    return start_pybatsim(spec.scheduler, spec.options, endpoint, log)
 
 
 def wait_until_listening(port, scheduler, log_path, timeout_s=BIND_TIMEOUT_S):
@@ -102,7 +102,7 @@ def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
         logger.warning("%s declares batio:contention, which Batsim ignores: its storage links share bandwidth "
                     "fairly, without the throughput loss the embedded engine simulates", spec.platform)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    port = processes.choose_port(spec.port)
+    port = choose_port(spec.port)
     endpoint = f"tcp://127.0.0.1:{port}"
     started = time.perf_counter()
     try:
@@ -119,7 +119,7 @@ def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
                     raise SchedulerError(f"the scheduler did not exit after Batsim ended; "
                                          f"see {prefix}_scheduler.log") from None
             finally:
-                processes.stop(scheduler)
+                stop(scheduler)
         if scheduler_code != 0:
             raise SchedulerError(f"the scheduler exited with code {scheduler_code}; see {prefix}_scheduler.log")
     except BatioError as error:
@@ -136,13 +136,13 @@ def run_with_batsim_binary(spec, timeout_s=None):
 
     def run_batsim(endpoint, log_path):
         with open(log_path, "w") as log:
-            batsim = processes.start(batsim_command(spec, endpoint), log)
+            batsim = start(batsim_command(spec, endpoint), log)
             try:
                 return batsim.wait(timeout_s)
             except subprocess.TimeoutExpired:
                 raise EngineError(f"Batsim did not finish within {timeout_s} s") from None
             finally:
-                processes.stop(batsim)
+                stop(batsim)
 
     run_against_scheduler(spec, "batsim", run_batsim)
 

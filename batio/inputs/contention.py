@@ -1,40 +1,6 @@
 """Storage throughput that depends on how many clients use it (beyond Batsim).
 
-SimGrid shares a link fairly and loses no bandwidth however many transfers
-cross it, while real parallel file systems deliver less in aggregate once
-too many clients write at once. A platform may declare, on a ``<link>`` or
-on a storage host, the measured aggregate throughput as a function of the
-number of concurrent clients:
-
-    <prop id="batio:contention" value="1:4GiBps 3:10GiBps 15:15GiBps"/>
-
-(``batio:contention_read`` / ``batio:contention_write`` for a direction
-whose curve differs). The engine then sets the link's bandwidth to the
-curve's value whenever the number of clients crossing it changes: with fair
-sharing, the aggregate of the transfers a saturated link carries is its
-bandwidth. SimGrid's own load-dependent sharing (``NONLINEAR``) is ignored by
-ptask_L07, Batsim's model, and a parallel task crossing such a link hung;
-``Link.set_bandwidth`` while transfers run is honoured (measured).
-
-Clients: a ``parallel_homogeneous_pfs`` transfer of an n-host job is n
-clients per direction it moves bytes in (an IOR client is a node or a
-process); a ``data_staging`` transfer is one writing client. A client is
-counted on a link if its route crosses it. With k clients on a link, k_r
-reading and k_w writing, the bandwidth is (k_r C_read(k) + k_w C_write(k)) / k:
-one curve per direction, both read at the total load k. Between points the
-curve is linear; below the first and beyond the last it is flat. A direction
-without a curve keeps the link's XML bandwidth, and so does the link when no
-client crosses it. Other traffic on the link (jobs' communications) shares
-its current bandwidth without counting as clients.
-
-On a storage host (or the ``<cluster>`` of storage hosts), the property
-regulates, per direction, the narrowest link that every compute host's route
-to (writes) or from (reads) the host crosses; ties go to the link nearest
-the storage host. Real Batsim ignores the property and shares the link
-fairly at its XML bandwidth.
-
-Without any such property nothing here runs: ``build`` returns None and job
-times are those of Batsim's fair sharing to the last digit.
+Design notes: docs/internals.md.
 """
 
 from dataclasses import dataclass

@@ -1,21 +1,6 @@
 """Running one job's profile on SimGrid, as Batsim 4.2 does.
 
-Every parallel profile becomes one SimGrid parallel task (ptask_L07 model)
-over the job's hosts, so concurrent jobs share the links on their routes:
-
-- ``parallel_homogeneous``: ``cpu`` flops on each host, ``com`` bytes between
-  every ordered pair of distinct hosts (no communication at all if 0);
-- ``parallel_homogeneous_total``: the same with ``cpu / n`` and ``com / n``;
-- ``parallel``: the ``cpu`` vector and the row-major ``com`` matrix;
-- ``parallel_homogeneous_pfs``: the storage host is appended to the hosts;
-  it sends ``bytes_to_read`` to, and receives ``bytes_to_write`` from, every
-  job host, in one ptask;
-- ``data_staging``: ``nb_bytes`` from storage ``from`` to storage ``to``;
-- ``delay``: a sleep; ``composed``: its ``seq`` run ``repeat`` times, stopping
-  at the first sub-profile that does not succeed.
-
-Return codes follow Batsim: 0 success, a profile's ``ret`` (> 0) failure,
--1 walltime reached, -2 killed.
+Design notes: docs/internals.md.
 """
 
 import math

@@ -1,11 +1,6 @@
 """One simulation on the embedded engine, from inputs to output files.
 
-SimGrid allows one engine per process, and aborts the process on some
-errors, so ``simulate`` runs each simulation in a fresh child process and
-turns every failure into a clear ``BatioError``; ``run_here`` is what runs
-inside it. Both protocol modes give identical output files: ``inprocess``
-drives the pybatsim scheduler object directly, ``socket`` runs it as
-``pybatsim FILE`` behind a ZeroMQ socket.
+Design notes: docs/internals.md.
 """
 
 import contextlib
@@ -22,7 +17,7 @@ import time
 import traceback
 
 from batio import __version__
-from batio.engines import processes
+from batio.engines.processes import SignalListener, adopt_orphans, die_with_parent, end_descendants, signal_group
 from batio.errors import (
     BatioError,
     EngineError,
@@ -83,7 +78,7 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
 
     ``on_stuck(error)`` is called from another thread when an in-process
     scheduler neither answers nor can be interrupted (see transport.Watchdog),
-    or with an ``Interrupted`` when ``signals`` (a processes.SignalListener) gets a signal;
+    or with an ``Interrupted`` when ``signals`` (a SignalListener) gets a signal;
     by default the error is logged and the process exits.
     """
     simgrid = _import_simgrid_quietly()
@@ -295,15 +290,15 @@ def _write_run_record(spec, platform, path, sim, elapsed, error, storage_bandwid
 def _child(spec, connection, parent_pid):
     # End with the process that started this one, even if it is killed
     # (SIGKILL leaves no chance to clean up); Ctrl-C is the parent's to handle.
-    processes.die_with_parent()
+    die_with_parent()
     if os.getppid() != parent_pid:
         os._exit(1)
     # A session of its own, which the scheduler's children share, and the orphans of
     # daemonised ones given back: the parent ends them all with the run. A signal to
     # batio's group reaches batio only, which passes it on to stop the run (SignalListener).
     os.setsid()
-    processes.adopt_orphans()
-    signals = processes.SignalListener()
+    adopt_orphans()
+    signals = SignalListener()
 
     def send(message):
         try:
@@ -315,7 +310,7 @@ def _child(spec, connection, parent_pid):
         send(("progress", (sim.now(), sim.nb_completed, len(sim.records))))
 
     def stuck(error):
-        processes.end_descendants()
+        end_descendants()
         send(_error_payload(error))
         os._exit(3)
 
@@ -345,7 +340,7 @@ def _child(spec, connection, parent_pid):
         Path(log).write_text(traceback.format_exc())
         message = ("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error} "
                                             f"(a batio bug: please report it with {log})", ""))
-    processes.end_descendants()  # the scheduler's children: none is left once the caller hears the end
+    end_descendants()  # the scheduler's children: none is left once the caller hears the end
     send(message)
 
 
@@ -415,14 +410,14 @@ def simulate(spec: RunSpec, on_progress=None):
         if child.is_alive():
             child.kill()
             child.join()
-        processes.signal_group(child.pid, signal.SIGKILL)  # an in-process scheduler's children, in its session
+        signal_group(child.pid, signal.SIGKILL)  # an in-process scheduler's children, in its session
         receiver.close()
 
 
 # Exit statuses of an engine process that was ended from outside (the sweep
 # redoes its run), not by a failure of its own (SIGABRT, SIGSEGV, an exit code).
-_KILLED = {-signal.SIGKILL, *(-signum for signum in processes.SignalListener.SIGNALS),
-           *(128 + signum for signum in processes.SignalListener.SIGNALS)}
+_KILLED = {-signal.SIGKILL, *(-signum for signum in SignalListener.SIGNALS),
+           *(128 + signum for signum in SignalListener.SIGNALS)}
 
 
 def _died(spec, exitcode):

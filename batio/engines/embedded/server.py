@@ -1,22 +1,6 @@
 """The simulated Batsim: actors, their messages, and the scheduling protocol.
 
-The actors and their hosts mirror Batsim 4.2, so messages between them take
-the same simulated time: the server, one submitter per workload, the
-request-reply actor, the waiters of CALL_ME_LATER and the killers run on the
-master host; a job's actor runs on its first allocated host. Batsim has one
-waiter actor per CALL_ME_LATER; so has this engine up to ``WAITER_ACTORS``
-pending calls, and past them one shared actor waits for the others, each
-firing at the date Batsim's would (a SimGrid actor is an OS thread here:
-tens of thousands of pending calls would exhaust the system's threads). They talk to
-the server through one SimGrid mailbox with 1-byte messages, as Batsim's
-``send_message`` does.
-
-The server calls the scheduler when it is ready, has events to send, and
-its mailbox holds no posted message: Batsim's ``mailbox_empty``, with the
-same SimGrid calls on the way (``send``), so that simultaneous events are
-grouped into scheduler calls as Batsim groups them. The
-request-reply actor applies each decision at its own timestamp, then tells
-the server the scheduler is ready again at the reply's ``now``.
+Design notes: docs/internals.md.
 """
 
 import ctypes
