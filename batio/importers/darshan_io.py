@@ -13,12 +13,11 @@ import tempfile
 
 from batio.errors import InputError
 from batio.importers.common import as_number
-from batio.inputs.workload import profiles_reached
+from batio.inputs.workload import DEFAULT_STORAGE_LABEL, profiles_reached
 
 log = logging.getLogger(__name__)
 
 LAYERS = ("POSIX", "STDIO")
-STORAGE_LABEL = "pfs"
 EXAMPLE_IDS = 10
 
 
@@ -116,7 +115,7 @@ def attach_io(workload, paths):
         if read == 0 and written == 0:
             continue
         hosts = job["res"]
-        transfer = {"type": "parallel_homogeneous_pfs", "storage": STORAGE_LABEL}
+        transfer = {"type": "parallel_homogeneous_pfs", "storage": DEFAULT_STORAGE_LABEL}
         if read:
             transfer["bytes_to_read"] = round(read / hosts)
         if written:

@@ -10,6 +10,7 @@ import simgrid as sg
 from batio.engines.embedded.wire import as_batsim_writes
 from batio.errors import InputError, SchedulerError
 from batio.inputs.contention import READ, WRITE
+from batio.inputs.workload import DEFAULT_STORAGE_LABEL
 
 WALLTIME_REACHED = -1
 KILLED = -2
@@ -233,7 +234,7 @@ class JobExecution:
             return hosts, [cpu] * n, matrix, [], []
         if kind == "parallel_homogeneous_pfs":
             field = "storage" if "storage" in profile else "host"
-            label = profile.get("storage", profile.get("host", "pfs"))
+            label = profile.get("storage", profile.get("host", DEFAULT_STORAGE_LABEL))
             storage_name, storage = self._storage_host(label, True, name, field)
             read, write = float(profile.get("bytes_to_read", 0)), float(profile.get("bytes_to_write", 0))
             size = n + 1
