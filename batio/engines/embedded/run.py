@@ -82,25 +82,26 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     by default the error is logged and the process exits.
     """
     simgrid = _import_simgrid_quietly()
-    from batio.engines.embedded import outputs
-    from batio.engines.embedded.iotimeline import IoTimeline
-    from batio.engines.embedded.scheduler_side import SchedulerProcess, load_scheduler
-    from batio.engines.embedded.server import Config, Simulation
     from batio.engines.embedded.sgconfig import check_sg_config
-    from batio.engines.embedded.threads import OneCpu, use_global_futex_hash
-    from batio.engines.embedded.transport import InProcessTransport, SocketTransport, Watchdog
+    from batio.engines.embedded.threads import use_global_futex_hash
     from batio.inputs.contention import ContentionModel
-    from batio.inputs.platform import classify, read_properties
+    from batio.inputs.platform import read_properties
     from batio.inputs.workload import load_workload
 
-    timeout_s = spec.decision_timeout_s
     read_properties(spec.platform)  # malformed XML gets a clear error before SimGrid sees it
     workloads = [load_workload(path, f"w{index}") for index, path in enumerate(spec.workloads)]
-    prefix = Path(spec.out_prefix)
-    _check_outputs_writable(prefix)
-
+    _check_outputs_writable(Path(spec.out_prefix))
     check_sg_config(spec.sg_config)  # SimGrid would end the process on some, take others silently
     use_global_futex_hash()  # before SimGrid starts a thread per actor
+    engine, platform = _load_platform(simgrid, spec)
+    contention = ContentionModel.build(engine, platform)
+    _check_workloads_fit(spec, platform, workloads)
+    return _EmbeddedRun(spec, engine, platform, workloads, on_stuck).run(contention, on_progress, signals)
+
+
+def _load_platform(simgrid, spec):
+    """SimGrid's engine with the platform loaded, and the platform as Batsim numbers it."""
+    from batio.inputs.platform import classify
     try:
         engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
                                  "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
@@ -113,7 +114,11 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
         raise InputError(spec.platform, f"SimGrid cannot load this platform: {refusal}") from None
     platform = classify(spec.platform, [h.name for h in engine.all_hosts], spec.roles, spec.master_host)
     _check_platform_numbers(spec.platform, engine, platform)
-    contention = ContentionModel.build(engine, platform)
+    return engine, platform
+
+
+def _check_workloads_fit(spec, platform, workloads):
+    """Jobs wider than the platform, and storage profiles without a storage host: refused before time 0."""
     for workload in workloads:
         for job in workload.jobs:
             if job.res > len(platform.compute):
@@ -125,69 +130,91 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
             raise InputError(workload.path, f"has storage profiles but platform {spec.platform} has no "
                                             "storage host (a host with <prop id=\"role\" value=\"storage\"/>)")
 
-    config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
-                    spec.compute_sharing, spec.storage_sharing, spec.io_exclusive, spec.profile_reuse,
-                    spec.max_idle_s)
-    io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
-    sim = None
-    started = time.perf_counter()
 
-    def write_outputs(error):
-        elapsed = time.perf_counter() - started
-        io.finish(engine.clock)
+class _EmbeddedRun:
+    """One simulation on a loaded engine: its scheduler connected, run, and its outputs written,
+    at its end or, partial, when the scheduler is stuck or a signal stops it."""
+
+    def __init__(self, spec, engine, platform, workloads, on_stuck):
+        from batio.engines.embedded.iotimeline import IoTimeline
+        self.spec, self.engine, self.platform, self.workloads = spec, engine, platform, workloads
+        self.prefix = Path(spec.out_prefix)
+        self.on_stuck = on_stuck or _exit_on_stuck
+        self.io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
+        self.sim = None
+        self.transport = None
+        self.scheduler_process = None
+        self.started = time.perf_counter()
+
+    def write_outputs(self, error):
+        from batio.engines.embedded import outputs
+        sim, prefix = self.sim, self.prefix
+        elapsed = time.perf_counter() - self.started
+        self.io.finish(self.engine.clock)
         try:
             outputs.write_jobs(f"{prefix}_jobs.csv", sim.completed_order)
             outputs.write_schedule(f"{prefix}_schedule.csv", outputs.schedule_values(
-                sim.completed_order, sim.machine_states, transport.seconds_in_scheduler, elapsed))
+                sim.completed_order, sim.machine_states, self.transport.seconds_in_scheduler, elapsed))
             outputs.write_machine_states(f"{prefix}_machine_states.csv", sim.machine_states)
-            io.write_csv(f"{prefix}_io.csv")
-            _write_run_record(spec, platform, f"{prefix}_run.json", sim, elapsed, error,
-                              storage_bandwidths(engine, platform))
+            self.io.write_csv(f"{prefix}_io.csv")
+            _write_run_record(self.spec, self.platform, f"{prefix}_run.json", sim, elapsed, error,
+                              storage_bandwidths(self.engine, self.platform))
         except OSError as problem:  # reading an input again for its digest
             raise InputError(problem.filename, f"cannot read it again: {problem.strerror}") from None
         return elapsed
 
-    def stuck(error):
+    def stuck(self, error):
         """The watchdog's last resort, from its thread: the scheduler holds the engine."""
         try:
-            if sim is not None:  # else still loading the scheduler: no output yet
-                write_outputs(error)
-                error = _partial(error, prefix)
+            if self.sim is not None:  # else still loading the scheduler: no output yet
+                self.write_outputs(error)
+                error = _partial(error, self.prefix)
         finally:
-            (on_stuck or _exit_on_stuck)(error)
+            self.on_stuck(error)
 
-    scheduler_process = None
-    transport: InProcessTransport | SocketTransport
-    if spec.mode == "inprocess":
-        watchdog = Watchdog(timeout_s, stuck)
-        transport = InProcessTransport(load_scheduler(spec.scheduler, spec.options, watchdog), watchdog)
-    else:
-        scheduler_process = SchedulerProcess(spec, f"{prefix}_scheduler.log")
-        transport = SocketTransport(scheduler_process.endpoint, timeout_s, scheduler_process.alive)
-    # After the scheduler's process started (it is not the engine's to bind), before the actors' threads:
-    OneCpu()
-    sim = Simulation(engine, platform, workloads, transport, config, io, on_progress, contention)
-    if signals:
-        signals.action = lambda signum: stuck(Interrupted(
-            signum, f"at simulated time {engine.clock:.6f}, before the run's end", here=False))
-    sim.start()
-    try:
-        engine.run()
-        if sim.error is None and not sim.end_acknowledged:
-            sim.error = EngineError(_deadlock_message(sim))
-    finally:
-        transport.close()
-        if scheduler_process:
-            scheduler_process.stop()
-    error = sim.error
-    if scheduler_process and isinstance(error, SchedulerError):
-        error = scheduler_process.explain(error)
-    elapsed = write_outputs(error)
-    if error is not None:
-        raise _partial(error, prefix) from error.__cause__
-    return {"prefix": str(prefix), "nb_compute": len(platform.compute), "simulated_time": engine.clock,
-            "wall_time": elapsed, "bytes_read": io.bytes_read, "bytes_written": io.bytes_written,
-            "jobs": len(sim.records), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    def _connect_scheduler(self):
+        from batio.engines.embedded.scheduler_side import SchedulerProcess, load_scheduler
+        from batio.engines.embedded.transport import InProcessTransport, SocketTransport, Watchdog
+        spec = self.spec
+        if spec.mode == "inprocess":
+            watchdog = Watchdog(spec.decision_timeout_s, self.stuck)
+            return InProcessTransport(load_scheduler(spec.scheduler, spec.options, watchdog), watchdog)
+        self.scheduler_process = SchedulerProcess(spec, f"{self.prefix}_scheduler.log")
+        return SocketTransport(self.scheduler_process.endpoint, spec.decision_timeout_s, self.scheduler_process.alive)
+
+    def run(self, contention, on_progress, signals):
+        from batio.engines.embedded.server import Config, Simulation
+        from batio.engines.embedded.threads import OneCpu
+        spec, engine = self.spec, self.engine
+        config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
+                        spec.compute_sharing, spec.storage_sharing, spec.io_exclusive, spec.profile_reuse,
+                        spec.max_idle_s)
+        self.transport = self._connect_scheduler()
+        # After the scheduler's process started (it is not the engine's to bind), before the actors' threads:
+        OneCpu()
+        sim = self.sim = Simulation(engine, self.platform, self.workloads, self.transport, config, self.io,
+                                    on_progress, contention)
+        if signals:
+            signals.action = lambda signum: self.stuck(Interrupted(
+                signum, f"at simulated time {engine.clock:.6f}, before the run's end", here=False))
+        sim.start()
+        try:
+            engine.run()
+            if sim.error is None and not sim.end_acknowledged:
+                sim.error = EngineError(_deadlock_message(sim))
+        finally:
+            self.transport.close()
+            if self.scheduler_process:
+                self.scheduler_process.stop()
+        error = sim.error
+        if self.scheduler_process and isinstance(error, SchedulerError):
+            error = self.scheduler_process.explain(error)
+        elapsed = self.write_outputs(error)
+        if error is not None:
+            raise _partial(error, self.prefix) from error.__cause__
+        return {"prefix": str(self.prefix), "nb_compute": len(self.platform.compute), "simulated_time": engine.clock,
+                "wall_time": elapsed, "bytes_read": self.io.bytes_read, "bytes_written": self.io.bytes_written,
+                "jobs": len(sim.records), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def _exit_on_stuck(error):
