@@ -6,7 +6,6 @@ import sys
 
 from batio import catalog, engines, fit, metrics
 from batio.errors import InputError
-from batio.inputs.platform import read_platform
 from batio.inputs.spec import (
     RunSpec,
 )
@@ -75,11 +74,9 @@ def command_run(args):
     return 0
 
 
-def print_summary(spec, engine, nb_compute=None, *, name=None, degraded=(), tau=metrics.DEFAULT_BSLD_TAU):
+def print_summary(spec, engine, nb_compute, *, name=None, degraded=(), tau=metrics.DEFAULT_BSLD_TAU):
     """What `batio run` prints of a finished run (also the compose services', batio.compose);
     ``name``: the scheduler as the user typed it."""
-    if nb_compute is None:
-        nb_compute = len(read_platform(spec).compute)
     summary = metrics.summarize(spec.out_prefix, nb_compute, tau=tau)
     name = name or Path(spec.scheduler).stem
     print(f"{name} ({Path(spec.scheduler).name} {json.dumps(spec.options)}) on {Path(spec.platform).name} "
