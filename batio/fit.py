@@ -139,8 +139,10 @@ class InputFacts:
         what is wrong); not ``strict``, only read, for real Batsim, which runs profiles it does not."""
         workloads = []
         for index, path in enumerate(workload_paths):
-            if strict:
-                load_workload(path, f"w{index}")
+            if strict:  # read once: the checked workload keeps its jobs as given
+                loaded = load_workload(path, f"w{index}")
+                workloads.append({"jobs": loaded.raw_jobs, "profiles": loaded.profiles})
+                continue
             try:
                 workloads.append(json.loads(Path(path).read_text()))
             except (OSError, ValueError, RecursionError) as error:

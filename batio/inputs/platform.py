@@ -81,18 +81,18 @@ def _properties_of(element):
 
 def platform_xml(path):
     """The root <platform> element of ``path``, parsed once however many readers ask for it
-    (until the file changes); the readers only read it."""
+    (keyed on the file's bytes, so that a rewritten file is parsed again); readers only read it."""
     try:
-        stat = Path(path).stat()
-        return _parsed(str(path), stat.st_mtime_ns, stat.st_size)
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise InputError(path, "no such platform file") from None
+    return _parsed(str(path), data)
 
 
 @functools.lru_cache(maxsize=8)
-def _parsed(path, _mtime_ns, _size):
+def _parsed(path, data):
     try:
-        root = ET.parse(path).getroot()
+        root = ET.fromstring(data)
     except ET.ParseError as error:
         raise InputError(path, f"malformed XML: {error}") from None
     if root.tag != "platform":
