@@ -8,7 +8,7 @@ import logging
 import re
 
 from batio.errors import InputError
-from batio.inputs.platform import platform_xml, read_properties
+from batio.inputs.platform import platform_xml
 from batio.quantities import BANDWIDTH_UNITS, fails_with, quantity, whole
 
 log = logging.getLogger(__name__)
@@ -80,10 +80,9 @@ def link_properties(path):
 
 
 def declares_curve(path):
-    """Whether a platform file declares a contention curve on a link or a host."""
-    hosts, _ = read_properties(path)
-    return any(name.startswith(PROPERTY) for props in [*hosts.values(), *link_properties(path).values()]
-               for name in props)
+    """Whether a platform file declares a contention curve on a link, a host or a cluster's hosts."""
+    return any(prop.get("id", "").startswith(PROPERTY) for element in platform_xml(path).iter()
+               if element.tag in ("host", "cluster", "cabinet", "link") for prop in element.findall("prop"))
 
 
 class _RegulatedLink:
