@@ -72,6 +72,48 @@ class Grid:
     made_from: str | None = None   # what the report says the grid came from (default: source)
     allow_unfit: bool = False      # run policies that do not fit their inputs (batio.fit), marked degraded
 
+@dataclass
+class WorkloadInstance:
+    """One workload of the grid (a file, or a generator's workload for one seed), which its runs'
+    per-run values (``"{seed}"``, ``"{workload.FIELD}"``) are resolved against."""
+    label: str
+    workload_file: str
+    seed: int | None
+    alone_file: str | None          # its reference workload, for the I/O slowdown
+    _fields: dict | None = field(default=None, repr=False, compare=False)  # its top-level fields, once read
+
+    def workload_field(self, name, source, where):
+        if self._fields is None:
+            self._fields = json.loads(Path(self.workload_file).read_text())
+        if name not in self._fields:
+            raise InputError(source, f"workload {self.label}" + ("" if self.seed is None else f" seed {self.seed}")
+                             + f" ({self.workload_file}) has no top-level field {name!r}", field=where)
+        return self._fields[name]
+
+    def resolve(self, values, source, where):
+        """``values`` (options or run options) with their per-run values replaced by this workload's."""
+        resolved = {}
+        for key, value in values.items():
+            name = per_run_name(value, source, f"{where}.{key}")
+            if name is None:
+                resolved[key] = value
+            elif name == "seed":
+                if self.seed is None:
+                    raise InputError(source, f"\"{{seed}}\" is the seed of a generated workload, and workload "
+                                             f"{self.label} is a file", field=f"{where}.{key}")
+                resolved[key] = self.seed
+            else:
+                resolved[key] = self.workload_field(name.split(".", 1)[1], source, f"{where}.{key}")
+        return resolved
+
+    def resolve_run_options(self, run_options, source):
+        resolved = self.resolve(run_options, source, "run_options")
+        for key, value in run_options.items():
+            if per_run_name(value, source, f"run_options.{key}"):  # the others were checked when read
+                check_run_option(key, resolved[key], source, f"run_options.{key}")
+        return resolved
+
+
 def is_generator(name):
     """``module:function`` or ``path/file.py:function`` (a workload generator), not a file name."""
     target, sep, function = name.rpartition(":")

@@ -1,6 +1,6 @@
 """A grid's runs: its generated workloads, its reference runs and the id of every run."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import hashlib
 import json
 import logging
@@ -15,7 +15,7 @@ from batio.inputs.spec import file_digest
 from batio.inputs.workload import load_workload
 from batio.names import slug
 from batio.outfiles import written
-from batio.sweep.config import check_run_option, load_generator, per_run_name
+from batio.sweep.config import WorkloadInstance, load_generator
 
 logger = logging.getLogger(__name__)
 
@@ -126,47 +126,6 @@ def alone_workload(workload):
     return {**workload, "jobs": alone}
 
 # -- planning ---------------------------------------------------------------------------
-@dataclass
-class _Instance:
-    """One workload of the grid: a file, or a generator's workload for one seed."""
-    label: str
-    workload_file: str
-    seed: int | None
-    alone_file: str | None          # its reference workload, for the I/O slowdown
-    _fields: dict | None = field(default=None, repr=False, compare=False)  # its top-level fields, once read
-
-    def workload_field(self, name, source, where):
-        if self._fields is None:
-            self._fields = json.loads(Path(self.workload_file).read_text())
-        if name not in self._fields:
-            raise InputError(source, f"workload {self.label}" + ("" if self.seed is None else f" seed {self.seed}")
-                             + f" ({self.workload_file}) has no top-level field {name!r}", field=where)
-        return self._fields[name]
-
-    def resolve(self, values, source, where):
-        """``values`` (options or run options) with their per-run values replaced by this workload's."""
-        resolved = {}
-        for key, value in values.items():
-            name = per_run_name(value, source, f"{where}.{key}")
-            if name is None:
-                resolved[key] = value
-            elif name == "seed":
-                if self.seed is None:
-                    raise InputError(source, f"\"{{seed}}\" is the seed of a generated workload, and workload "
-                                             f"{self.label} is a file", field=f"{where}.{key}")
-                resolved[key] = self.seed
-            else:
-                resolved[key] = self.workload_field(name.split(".", 1)[1], source, f"{where}.{key}")
-        return resolved
-
-    def resolve_run_options(self, run_options, source):
-        resolved = self.resolve(run_options, source, "run_options")
-        for key, value in run_options.items():
-            if per_run_name(value, source, f"run_options.{key}"):  # the others were checked when read
-                check_run_option(key, resolved[key], source, f"run_options.{key}")
-        return resolved
-
-
 def _run_id(kind, label, workload, seed, platform, engine, key):
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
     seed_part = "" if seed is None else f"-s{seed}"
@@ -205,7 +164,7 @@ def plan(grid, out):
             if alone is not None:
                 alone_file = str(workloads_dir / f"{Path(workload_file).stem}-{digest(workload_file)[:8]}-alone.json")
                 _write_if_changed(alone_file, json.dumps(alone, indent=1) + "\n")
-            instances.append(_Instance(source.label, workload_file, seed, alone_file))
+            instances.append(WorkloadInstance(source.label, workload_file, seed, alone_file))
     reference_scheduler, reference_options = catalog.scheduler_file_and_options(REFERENCE_SCHEDULER)
     reference_run_options = {**grid.run_options, "io_sample_period": REFERENCE_IO_SAMPLE_PERIOD}
     policies = []
