@@ -1,21 +1,6 @@
 """``batio calibrate``: a contention curve from a measurement of a real file system.
 
-Input: a CSV of (clients, aggregate throughput) rows, as IOR reports them
-(several rows for one client count, e.g. repetitions, are reduced to their
-median; lines starting with '#' are comments, and the first other line may be
-a header). Output, in the folder given:
-
-- ``property.xml``: the ``<prop id="batio:contention" .../>`` line to put on
-  the storage link or storage host (docs/formats.md), the measured points
-  as they are (no fit, no smoothing);
-- ``calibration.csv`` and ``calibration.png``: per client count, the measured
-  aggregate, the curve's value and what the engine gives. The engine's value
-  comes from a simulation: k one-host writers at once, for each measured k,
-  on a probe platform whose only bottleneck is the regulated link;
-- with ``--platform P --element ID``, a copy of P with the property added to
-  the link, host or cluster of that id.
-
-The measurement protocol is in docs/formats.md ("Calibrating contention").
+Design notes: docs/internals.md.
 """
 
 import csv
@@ -100,7 +85,7 @@ def property_value(points, unit="B/s"):
 def probe_platform(value, nb_hosts, prop="batio:contention"):
     """nb_hosts compute hosts whose own links never limit, a storage host 'pfs' behind
     'pfs_link', the regulated link; no latency anywhere."""
-    from batio.engine.contention import parse_curve
+    from batio.inputs.contention import parse_curve
     peak = max(c for _, c in parse_curve(value, "probe", prop, "probe").points)
     return f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -139,15 +124,15 @@ def simulate_curve(points, value, workdir, direction="write"):
     """{clients: aggregate bytes/s the engine gives k concurrent clients}."""
     import pandas as pd
 
-    from batio import catalog
-    from batio.engine.run import RunSpec, simulate
+    from batio import catalog, engines
+    from batio.inputs.spec import RunSpec
     workdir = Path(workdir)
     prop = PROPERTIES["both" if direction == "write" else "read"]
     (workdir / "probe.xml").write_text(probe_platform(value, max(k for k, _ in points), prop))
     work = probe_workload(points, direction)
     (workdir / "probe.json").write_text(json.dumps(work))
     scheduler, options = catalog.scheduler_file_and_options("fcfs")
-    simulate(RunSpec(str(workdir / "probe.xml"), [str(workdir / "probe.json")], str(scheduler),
+    engines.run(RunSpec(str(workdir / "probe.xml"), [str(workdir / "probe.json")], str(scheduler),
                      str(workdir / "probe" / "out"), options=options))
     jobs = pd.read_csv(workdir / "probe" / "out_jobs.csv")
     jobs["clients"] = jobs["job_id"].str.extract(r"^k(\d+)_")[0].astype(int)
@@ -171,7 +156,7 @@ def contradiction(text, element_id, points, source):
     """Why the measured curve contradicts the bandwidth the element declares (a link's
     ``bandwidth``, a cluster's ``bw``), or None: a peak above it, which real Batsim (ignoring
     the curve) caps at the declared value, or a declared value far above every measurement."""
-    from batio.engine.contention import parse_curve
+    from batio.inputs.contention import parse_curve
     found = re.search(r"\b(?:bandwidth|bw)\s*=\s*['\"]([^'\"]*)['\"]", _opening_tag(text, element_id, source).group(0))
     if found is None:
         return None
@@ -241,7 +226,7 @@ def calibrate(measurement, out, unit="GB/s", direction="both", platform=None, el
     points = read_measurement(measurement, unit)
     value = property_value(points, unit)
     prop = PROPERTIES[direction]
-    from batio.engine.contention import parse_curve
+    from batio.inputs.contention import parse_curve
     curve = parse_curve(value, measurement, prop, "measurement")  # before the probe: errors name the CSV
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

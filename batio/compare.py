@@ -1,22 +1,6 @@
 """`batio compare`: several schedulers on one platform and one workload, side by side.
 
-Seeds apply to workload generators: with ``--workload MODULE:FUNCTION`` (or
-``FILE.py:FUNCTION``) each scheduler runs on the workloads the generator
-makes with seeds 1..K (``--seeds K``, default 1); a workload file is the
-same on every run and runs once (the engine is deterministic), so
-``--seeds`` with a file is an error. A scheduler that takes a seed of its
-own gets it through its options (``--options-of NAME='{"seed": 3}'``), or
-a grid in a sweep.
-
-Windows are the replicas of a trace: ``--windows 7d`` over a workload file
-cuts its evaluated span into consecutive windows of 7 days, each one
-replica (``batio.windows``: how the jobs around a window are handled); run k
-is window k, as it would be seed k of a generator.
-
-The comparison is a grid of ``batio.sweep`` with one platform and one
-workload: the same run folders, resuming, table and report
-(``batio.report``), with every metric also given as a ratio to the
-baseline (the first scheduler unless ``--baseline``).
+Design notes: docs/internals.md.
 """
 
 import json
@@ -27,7 +11,8 @@ from batio.catalog import is_batsched
 from batio.errors import InputError
 from batio.importers.common import parse_duration
 from batio.metrics import DEFAULT_BSLD_TAU
-from batio.sweep import Grid, Policy, WorkloadSource, check_grid, check_tau, is_generator, load_generator, run_grid
+from batio.sweep.config import Grid, Policy, WorkloadSource, check_grid, check_tau, is_generator, load_generator
+from batio.sweep.results import run_grid
 from batio.windows import window_count
 
 

@@ -19,8 +19,10 @@ import sys
 import time
 
 from batio import cli
+from batio.engines.batsim import batsim_command, start_scheduler, write_run_record
 from batio.errors import BatioError, EngineError
-from batio.real_batsim import batsim_command, start_scheduler, write_run_record
+from batio.inputs.platform import read_platform
+from batio.outfiles import make_folder
 
 DEFAULTS = {"PLATFORM": "cluster16_pfs", "WORKLOAD": "demo", "SCHEDULER": "easy", "OPTIONS": "{}",
             "RUN_ARGS": "", "OUT": "out/compose", "PORT": "28000", "SCHEDULER_HOST": "127.0.0.1"}
@@ -57,7 +59,7 @@ def run_batsim(spec, host, port):
     write_run_record(spec, "compose", time.perf_counter() - started, error=error)
     if error:
         raise EngineError(error)
-    cli.print_summary(spec, "batsim")
+    cli.print_summary(spec, "batsim", len(read_platform(spec).compute))
     return 0
 
 
@@ -70,7 +72,7 @@ def main(argv=None, environ=os.environ):
     try:
         args = cli.parser().parse_args(run_arguments(values))
         spec = cli.run_spec(args)
-        cli.make_folder(args.out)
+        make_folder(args.out)
         if service == "scheduler":
             return serve(spec, values["PORT"])
         return run_batsim(spec, values["SCHEDULER_HOST"], values["PORT"])

@@ -21,9 +21,9 @@ import math
 from pathlib import Path
 
 from batio import catalog
-from batio.engine.platform import DEFAULT_MASTER_HOST, read_properties
-from batio.engine.workload import load_workload
 from batio.errors import BatioError, InputError, InvalidConfiguration
+from batio.inputs.platform import DEFAULT_MASTER_HOST, read_properties
+from batio.inputs.workload import load_workload
 from batio.launcher import batio_schedulers_folder, scheduler_class
 from batio.schedulers.jobio import bytes_moved
 
@@ -139,8 +139,10 @@ class InputFacts:
         what is wrong); not ``strict``, only read, for real Batsim, which runs profiles it does not."""
         workloads = []
         for index, path in enumerate(workload_paths):
-            if strict:
-                load_workload(path, f"w{index}")
+            if strict:  # read once: the checked workload keeps its jobs as given
+                loaded = load_workload(path, f"w{index}")
+                workloads.append({"jobs": loaded.raw_jobs, "profiles": loaded.profiles})
+                continue
             try:
                 workloads.append(json.loads(Path(path).read_text()))
             except (OSError, ValueError, RecursionError) as error:
@@ -209,6 +211,13 @@ def check(name, options, facts, allow_unfit=False):
     if reasons:
         logger.warning("%s does not fit these inputs, run anyway (degraded): %s", name, "; ".join(reasons))
     return declared, reasons
+
+
+def check_run(name, options, spec, allow_unfit=False, strict=True):
+    """What the policy ``name`` with ``options`` (as given) lacks on the inputs of ``spec`` (a RunSpec),
+    as ``check``; ``strict``: the workloads checked as the embedded engine checks them."""
+    facts = InputFacts.of_files(spec.platform, spec.workloads, strict=strict)
+    return check(name, options, facts, allow_unfit)[1]
 
 
 def mark_record(prefix, name, degraded):

@@ -1,23 +1,7 @@
 """A file-system twin from TOKIO-ABC: each benchmark run simulated against the
 background traffic measured while it ran (issue 43, item 3).
 
-Input: a TOKIO-ABC summaries file (``*-summaries_*.csv.gz``, one row per
-benchmark run; docs/formats.md, "TOKIO-ABC summaries"). The model of one run,
-on one storage link per file system:
-
-- the benchmark's ``darshan_nprocs`` processes are n clients, each limited to
-  its configuration's per-client rate ``l_c`` (application, shared file or
-  file per process, direction, n and file system make a configuration);
-- the other jobs' traffic measured during the run, B bytes/s (the file
-  system's read plus written bytes minus the run's own, over its duration),
-  is m = ceil(B / l_bg) background clients of B/m each;
-- the link's capacity is the ``batio:contention`` curve C(n + m), and the
-  link is shared max-min fairly (SimGrid's sharing), so the benchmark gets
-  ``predict``'s water-filling value.
-
-``fit`` calibrates C, l_bg and every l_c on the runs before a date;
-``validate`` compares the held-out runs with the model and two baselines.
-The embedded engine runs the same model (``batio.fstwin_engine``).
+Design notes: docs/internals.md.
 """
 
 from collections import Counter
@@ -387,7 +371,7 @@ def platform_text(twins, source):
 
 def read_platform(path):
     """file system -> Twin, from the links of a platform that ``platform_text`` wrote."""
-    from batio.engine.contention import PROPERTY, link_properties, parse_curve
+    from batio.inputs.contention import PROPERTY, link_properties, parse_curve
     try:
         links = link_properties(path)
     except FileNotFoundError:

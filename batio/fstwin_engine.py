@@ -69,8 +69,8 @@ def probe_workload(n, direction, size, m):
 
 def simulate_run(twin, run, workdir):
     """The benchmark's bandwidth (bytes/s) for one run, from the embedded engine."""
-    from batio import catalog
-    from batio.engine.run import RunSpec, simulate
+    from batio import catalog, engines
+    from batio.inputs.spec import RunSpec
     n = int(run["clients"])
     limit = twin.client_limits[run["config"]]
     m = int(twin.background_clients(run["background"]))
@@ -81,7 +81,7 @@ def simulate_run(twin, run, workdir):
     (workdir / "probe.xml").write_text(probe_platform(n, limit, m, per_background, twin.curve))
     (workdir / "probe.json").write_text(json.dumps(probe_workload(n, run["direction"], size, m)))
     scheduler, options = catalog.scheduler_file_and_options("fcfs")
-    simulate(RunSpec(str(workdir / "probe.xml"), [str(workdir / "probe.json")], str(scheduler),
+    engines.run(RunSpec(str(workdir / "probe.xml"), [str(workdir / "probe.json")], str(scheduler),
                      str(workdir / "out"), options=options))
     jobs = pd.read_csv(workdir / "out_jobs.csv")
     bench = jobs[jobs["job_id"].astype(str).str.startswith("a_bench")]

@@ -1,30 +1,7 @@
 """The cross-paper matrix: every catalog policy on every input that fits it,
 ranked per input on one page.
 
-An *input* is a platform and a workload (its first N jobs by submission when
-the config says so). Whether a policy fits an input follows from what its
-scheduler declares in ``batio.catalog.REQUIRES`` (keys:
-``catalog.REQUIREMENT_KEYS``), checked against the platform's hosts and the
-workload's jobs: a policy whose input lacks something is not run, and the
-page says why. The runs that fit go through the sweep machinery
-(``batio.sweep``): the same run folders, content-hashed run ids, resuming
-and I/O-slowdown reference runs. The page (``write_page``) ranks the
-policies of each input on ``RANKED`` metrics and lists the skipped pairs
-with their reasons.
-
-Config (YAML, e.g. scripts/sweeps/matrix.yaml)::
-
-    schedulers: catalog            # every catalog name, or a list of catalog names
-    jobs: 300                      # each input's first N jobs (an input's `jobs` overrides)
-    inputs:
-      - {platform: cluster16_pfs, workload: demo, options: {bandwidth: 1.0e9}}
-      - {platform: stria15_lustre, workload: stria_w2}
-    small: {jobs: 20}              # what `--small` changes: jobs and/or schedulers
-    run_options: {...}             # as a sweep's
-
-An input's ``options`` go to the policies that declare them in their
-``options`` requirement (e.g. the storage bandwidth of list/pack scheduling,
-whose default describes its own bundled platform only).
+Design notes: docs/internals.md.
 """
 
 from dataclasses import dataclass, field
@@ -35,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from batio import catalog, fit, report, sweep
-from batio.engine.workload import load_workload
 from batio.errors import InputError
+from batio.inputs.workload import load_workload
 from batio.metrics import METRICS
 from batio.outfiles import write_text
 from batio.parity import truncated_workload
@@ -115,13 +92,13 @@ def _input(entry, index, base, source, default_jobs):
     where = f"inputs[{index}]"
     if not isinstance(entry, dict):
         raise InputError(source, f"expected {{platform: NAME, workload: NAME}}, got {entry!r}", field=where)
-    sweep._reject_unknown_keys(entry, INPUT_KEYS, source, where)
+    sweep.reject_unknown_keys(entry, INPUT_KEYS, source, where)
     for key in ("platform", "workload"):
         if not isinstance(entry.get(key), str):
             raise InputError(source, f"expected a {key} file or bundled name, got {entry.get(key)!r}",
                              field=f"{where}.{key}")
-    platform = sweep._platform(entry["platform"], base, source, f"{where}.platform")
-    workload = sweep._workload(entry["workload"], base, source, f"{where}.workload")
+    platform = sweep.platform_entry(entry["platform"], base, source, f"{where}.platform")
+    workload = sweep.workload_entry(entry["workload"], base, source, f"{where}.workload")
     if workload.path is None:
         raise InputError(source, "the matrix takes workload files or bundled names, not generators",
                          field=f"{where}.workload")
@@ -142,14 +119,14 @@ def load_matrix(path, small=False):
     config = sweep.read_yaml(path, "matrix config")
     if not isinstance(config, dict):
         raise InputError(path, "must be a YAML mapping with keys inputs and schedulers")
-    sweep._reject_unknown_keys(config, CONFIG_KEYS, path, "")
+    sweep.reject_unknown_keys(config, CONFIG_KEYS, path, "")
     for key in ("inputs", "schedulers"):
         if key not in config:
             raise InputError(path, f"missing: expected {CONFIG_KEYS[key]}", field=key)
     smaller = config.get("small", {})
     if not isinstance(smaller, dict):
         raise InputError(path, f"expected {CONFIG_KEYS['small']}, got {smaller!r}", field="small")
-    sweep._reject_unknown_keys(smaller, SMALL_KEYS, path, "small")
+    sweep.reject_unknown_keys(smaller, SMALL_KEYS, path, "small")
     if small and not smaller:
         raise InputError(path, "--small needs a `small` section saying what it changes", field="small")
     jobs = _jobs_count(config["jobs"], path, "jobs") if "jobs" in config else None
@@ -174,7 +151,7 @@ def load_matrix(path, small=False):
         if small_jobs:  # --small's job count bounds every input, its own `jobs` included
             for item in items:
                 item.jobs = min(item.jobs or small_jobs, small_jobs)
-    return Matrix(str(path), items, schedulers, sweep._run_options(config.get("run_options", {}), path))
+    return Matrix(str(path), items, schedulers, sweep.run_options_entry(config.get("run_options", {}), path))
 
 
 # -- planning and running -------------------------------------------------------------------

@@ -1,32 +1,6 @@
 """Metrics of one run, computed from its output files only.
 
-Definitions (over the jobs that ran, i.e. not rejected):
-- makespan: the last finish time (Batsim's definition, from time 0);
-- wait: starting_time - submission_time;
-- slowdown: Batsim's ``stretch``, turnaround / execution time;
-- bounded slowdown: max(1, turnaround / max(execution time, tau)), tau = 10 s
-  by default: the Parallel Workloads Archive literature's measure (Feitelson,
-  Rudolph, Schwiegelshohn, Sevcik and Wong, "Theory and practice in parallel
-  job scheduling", JSSPP 1997), which keeps jobs of a few seconds from
-  dominating the mean as they do Batsim's stretch;
-- utilisation: sum of execution_time x requested hosts, over compute hosts x
-  makespan (the fraction of compute host-time spent running jobs);
-- bytes moved: read plus written on storage hosts (``_io.csv``; runs on real
-  Batsim have no such file and report it as unknown).
-
-Jobs a scheduler registered itself (Batsim's dynamic jobs, e.g. the file
-loads of ``schedulers/locality/locality.py``) are means, not the user's work: the
-metrics cover the jobs of the input workloads only, which Batsim names
-``w0``, ``w1``, ... in the order they were given. Their bytes still count in
-bytes moved.
-
-The evaluated window: when a workload marks its jobs' ``category`` (paper
-004's Figure 1, written by ``batio import --warmup/--cooldown`` and by
-``batio.windows``), the per-job metrics (wait, slowdown, bounded slowdown)
-cover the evaluated jobs (category 1) only; the jobs around them load the
-machine and are not measured (a job without a category counts as
-evaluated, as in ``schedulers/locality/metrics.py``). Makespan, utilisation
-and bytes moved describe the whole run.
+Design notes: docs/internals.md.
 """
 
 import json

@@ -29,6 +29,30 @@ def check_destination(path, option="--out"):
         raise InputError(option, f"cannot write {path}: {path.parent} is not a folder")
 
 
+def make_folder(path, option="--out"):
+    """Create an output folder, or say in one line why it cannot be."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(option, f"{path} exists and is not a folder") from None
+    except OSError as error:
+        raise InputError(option, f"cannot create folder {str(path)[:200]}"
+                                  f"{'...' if len(str(path)) > 200 else ''}: {error.strerror}") from None
+
+
+def fresh_folder(path, force):
+    """``make_folder`` for a run's outputs, which must not mix with an earlier run's:
+    a non-empty folder needs --force."""
+    try:
+        used = not force and Path(path).is_dir() and any(Path(path).iterdir())
+    except OSError:
+        used = False  # an unusable path: make_folder says why
+    if used:
+        raise InputError("--out", f"{path} is not empty: another run's outputs may be there "
+                                  "(--force writes into it anyway, or choose another folder)")
+    make_folder(path)
+
+
 @contextmanager
 def written(path, option="--out"):
     """Any OSError in the block (full disk, no permission, a folder in the way)

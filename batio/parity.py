@@ -1,26 +1,7 @@
 """`batio parity`: every catalog policy on its bundled inputs, on the
 embedded engine and on a real Batsim, job by job.
 
-Each run pair is compared on the jobs both engines wrote to ``_jobs.csv``
-(user jobs and the scheduler's dynamic jobs alike):
-
-- decisions differ: the job ran on other resources, or ran on one engine
-  only; its times are then not a measure of the engine;
-- off: a job on the same resources whose start or finish differs by more
-  than ``TOLERANCE`` of Batsim's value (and more than ``FLOOR_S``, so that a
-  start at 0.0074 s is not "off" by a rounding of its last digit);
-- worst: the largest start or finish deviation, in seconds, and that
-  job's deviation relative to its time on Batsim;
-- self-sensitivity, for a pair with jobs off or decisions differing: the
-  decisions differing, jobs off and worst deviation between
-  two embedded runs whose workloads differ only by every job being submitted
-  ``SHIFT_S`` later. Physics is the same up to floating-point rounding, so a
-  deviation this large shows that the input amplifies rounding (chaotic
-  contention), not that the engines model it differently.
-
-The table (``parity.csv`` and ``parity.md`` in OUT) carries both engines'
-makespans and wall times. ``--max-jobs N`` keeps each workload's first N jobs
-by submission time (a shorter check of a long input; the table says so).
+Design notes: docs/internals.md.
 """
 
 from dataclasses import dataclass
@@ -34,10 +15,10 @@ import time
 
 import pandas as pd
 
-from batio import catalog
-from batio.engine.run import RunSpec, simulate
-from batio.engine.workload import profiles_reached
+from batio import catalog, engines
 from batio.errors import BatioError, EngineError
+from batio.inputs.spec import RunSpec
+from batio.inputs.workload import profiles_reached
 from batio.tables import markdown_table
 
 log = logging.getLogger(__name__)
@@ -133,7 +114,6 @@ def _timed(run):
 
 def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
     """Both engines on one pair; returns the table row (an ``error`` column if one failed)."""
-    from batio.real_batsim import run_with_batsim_binary
     folder = Path(out) / pair.policy
     folder.mkdir(parents=True, exist_ok=True)
     workload = catalog.workload_path(pair.workload)
@@ -143,15 +123,15 @@ def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
            "max_jobs": max_jobs or "", "error": ""}
     try:
         embedded = spec_for(pair, workload, folder / "embedded" / "out", "inprocess", sg_config)
-        row["wall_embedded_s"] = _timed(lambda: simulate(embedded))
+        row["wall_embedded_s"] = _timed(lambda: engines.run(embedded))
         batsim = spec_for(pair, workload, folder / "batsim" / "out", "socket", sg_config)
-        row["wall_batsim_s"] = _timed(lambda: run_with_batsim_binary(batsim, timeout_s=timeout_s))
+        row["wall_batsim_s"] = _timed(lambda: engines.run(batsim, "batsim", wall_timeout_s=timeout_s))
         embedded_jobs = read_jobs(f"{embedded.out_prefix}_jobs.csv")
         row.update(compare_jobs(embedded_jobs, read_jobs(f"{batsim.out_prefix}_jobs.csv")))
         if row["jobs_off"] or row["decisions_differ"]:
             shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", "inprocess",
                                sg_config)
-            simulate(shifted)
+            engines.run(shifted)
             itself = compare_jobs(read_jobs(f"{shifted.out_prefix}_jobs.csv"), embedded_jobs)
             row.update(self_decisions_differ=itself["decisions_differ"], self_jobs_off=itself["jobs_off"],
                        self_worst_s=itself["worst_deviation_s"])

@@ -1,30 +1,15 @@
 """``batio platform``: a SimGrid platform from a short description of a machine.
 
-    batio platform --nodes 100 --cores 1 --speed 1Gf --node-link 10GBps --pfs-bandwidth 2GBps \\
-        [--memory 128GB] [--latency 50us] [--contention CURVE|MEASURED.csv|property.xml] --out machine.xml
-
-The platform (docs/formats.md, "A platform from a description"): compute
-hosts ``node0`` .. ``node{N-1}`` in one cluster, each behind its own link;
-one storage host ``pfs`` (role ``storage``) behind ``pfs_link``, the link
-every transfer between the nodes and the file system crosses; a host
-``master_host`` with no role property (Batsim gives it the master role
-itself, and rejects a second one), reached through a ``service`` link. Real
-Batsim 4.2.1 and the embedded engine both accept it.
-
-The hosts carry the properties policies read (``batio describe NAME``):
-each compute host its ``cores``, its ``link_bandwidth`` (bytes/s to the
-file system, its own link) and, with ``--memory``, its ``memory_bytes``
-(the locality policies need all three); ``pfs`` its ``bandwidth``
-(CATIOS's and TIOAS's storage bandwidth B).
+Design notes: docs/internals.md.
 """
 
 from pathlib import Path
 import re
 from xml.sax.saxutils import quoteattr
 
-from batio.engine.contention import PROPERTY, parse_curve
-from batio.engine.platform_check import MAX_CORES
 from batio.errors import InputError
+from batio.inputs.contention import PROPERTY, parse_curve
+from batio.inputs.platform_check import MAX_CORES
 from batio.quantities import BANDWIDTH_UNITS, MAX_LATENCY, MEMORY_UNITS, SPEED_UNITS, TIME_UNITS, fails_with, quantity
 
 MAX_NODES = 1 << 20

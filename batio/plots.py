@@ -1,19 +1,6 @@
 """Figures of runs, drawn from their output files only, as PNG (for papers).
 
-- ``allocation_and_throughput``: which job held which compute host when (a
-  Gantt chart, from ``_jobs.csv``, jobs coloured by I/O intensity) above the
-  aggregate storage throughput, read and write stacked (from ``_io.csv``),
-  with the storage link's capacity, on one time axis, so that I/O bursts line
-  up with the jobs that cause them;
-- ``utilisation_over_time``: the fraction of compute hosts running a job
-  (from ``_machine_states.csv``), one panel per policy;
-- ``slowdown_distributions``: per-job slowdown and I/O slowdown, one box per policy;
-- ``metric_intervals``: each policy's mean of a metric over replicas with its
-  95 % interval as an error bar, one panel per metric.
-
-Times are in s, h or days as the span requires (``schedule_data.time_unit``).
-matplotlib's ``Figure`` is used without pyplot: no global state and no
-display, so figures can be drawn from any thread or worker.
+Design notes: docs/internals.md.
 """
 
 from matplotlib.collections import PolyCollection

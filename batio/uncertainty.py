@@ -1,28 +1,6 @@
 """How far a comparison's numbers can be trusted: intervals over replicas, paired tests.
 
-A replica is one run of a policy on one instance of the inputs: a seed of a
-workload generator, or a window of a trace (``batio.windows``). Over the n
-replicas of a policy:
-
-- a metric's **95 % interval** is mean +- t(0.975, n - 1) x sd / sqrt(n)
-  (Student t, sd with n - 1 degrees of freedom): the replicas are few, and
-  the normal quantile (1.96) would understate the half-width (4.30 at n = 3);
-- a policy's **paired difference** against the baseline takes, replica by
-  replica, policy - baseline on the same inputs (same seed or window), and
-  gives the same t interval over the differences. Pairing removes what the
-  inputs contribute (a heavy week is heavy for every policy), which an
-  unpaired comparison of the two means would count as noise;
-- the verdict is read from that interval: when it covers zero, "no
-  significant difference"; else the difference is significant at 5 %, which
-  is the paired t test's p < 0.05 (the same statistic, so the two never
-  disagree). The paired t test assumes the differences are roughly normal;
-  the Wilcoxon signed-rank test, which does not, is given beside it from
-  ``WILCOXON_MIN_N`` replicas on. Below that it cannot reject at 5 % at all
-  (its smallest two-sided p is 2 / 2^n: 0.0625 at n = 5), so it would read
-  as "no difference" whatever the data.
-
-With one replica there is no estimate of the variation: the verdict says so
-instead of calling any difference significant or not.
+Design notes: docs/internals.md.
 """
 
 from dataclasses import dataclass

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batio import catalog
+from batio import catalog, engines
 from batio.accuracy import STATS, error_table
-from batio.engine.run import RunSpec, simulate
 from batio.errors import InputError
+from batio.inputs.spec import RunSpec
 from batio.metrics import read_jobs
 
 log = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ def median_bandwidth(jobs, source="--train"):
 def replay(platform, workload_path, out_prefix):
     """Run the replay policy; the jobs' _jobs.csv rows (job_id, starting_time, execution_time, final_state)."""
     scheduler, _ = catalog.scheduler_file_and_options("replay")
-    simulate(RunSpec(platform=str(platform), workloads=[str(workload_path)], scheduler=str(scheduler),
+    engines.run(RunSpec(platform=str(platform), workloads=[str(workload_path)], scheduler=str(scheduler),
                      out_prefix=str(out_prefix)))
     jobs = read_jobs(out_prefix)
     return jobs[["job_id", "starting_time", "execution_time", "final_state"]]

@@ -1,22 +1,6 @@
 """Windows of a trace as replicas: ``batio compare --windows 7d`` over an imported trace.
 
-The trace's evaluated span (from its first to its last evaluated submission:
-category 1 if the workload marks categories, else every job) is cut into
-consecutive windows of the same length, from the first evaluated submission
-on. A trailing part shorter than a window is not evaluated (replicas of
-unequal length would not be alike); the log says how many jobs that leaves out.
-
-Window k is a workload of its own, made by ``trace_window`` as a workload
-generator called with ``seed=k`` (so a comparison's seed k *is* window k, and
-sweeps plan, cache and pair windows as they do seeds). Its jobs are every job
-of the trace submitted in [start - warmup, end + cooldown), whatever their
-category in the trace, re-categorised by submission time as the importers do:
-0 before the window (they load the machine), 1 inside it (evaluated), 2
-after it. Each job is so evaluated in exactly one window, and a job of a
-window's margin is simulated in that window too but measured only in its
-own. Time 0 of window k is its start minus the warm-up. The warm-up and
-cool-down are 0 unless given: a window then starts on an empty machine, which
-favours short waits in its first hours.
+Design notes: docs/internals.md.
 """
 
 import json

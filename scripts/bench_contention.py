@@ -17,9 +17,10 @@ import re
 import resource
 import tempfile
 
+from batio import engines
 from batio.catalog import scheduler_file_and_options
-from batio.engine.run import RunSpec, simulate
 from batio.errors import exits_on_error
+from batio.inputs.spec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ROOT / "platforms" / "stria15_lustre_fig4.xml"
@@ -40,7 +41,7 @@ def main():
             for name, platform in (("off", off), ("on", PLATFORM)):
                 prefix = folder / f"{name}{rep}" / "out"
                 before = _children_cpu()
-                result = simulate(RunSpec(str(platform), [str(ROOT / "workloads" / "stria_w2.json")],
+                result = engines.run(RunSpec(str(platform), [str(ROOT / "workloads" / "stria_w2.json")],
                                           str(scheduler), str(prefix), options))
                 record = json.loads(Path(f"{prefix}_run.json").read_text())
                 rows.append((name, rep, result["wall_time"], _children_cpu() - before, result["simulated_time"],

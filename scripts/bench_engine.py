@@ -37,9 +37,9 @@ import time
 
 from bench_inputs import NB_HOSTS, delay_workload, pfs_workload, platform_xml
 
-from batio.engine.run import RunSpec, simulate
+from batio import engines
 from batio.errors import exits_on_error
-from batio.real_batsim import run_with_batsim_binary
+from batio.inputs.spec import RunSpec
 
 GREEDY = Path(__file__).resolve().parents[1] / "tests" / "schedulers" / "greedy.py"
 
@@ -53,9 +53,9 @@ def run(engine, spec):
     """Wall time and peak memory (MB, embedded engine only) of one run."""
     started = time.perf_counter()
     if ENGINES[engine][0] == "batsim":
-        run_with_batsim_binary(spec, timeout_s=3600)
+        engines.run(spec, "batsim", wall_timeout_s=3600)
         return time.perf_counter() - started, None
-    result = simulate(spec)
+    result = engines.run(spec)
     return time.perf_counter() - started, result["peak_rss_mb"]
 
 
@@ -74,9 +74,9 @@ def main():
         parser.error(f"--delay is a number of seconds > 0, got {args.delay}")
     if args.repeat < 1:
         parser.error(f"--repeat is a number of runs >= 1, got {args.repeat}")
-    engines = ["inprocess", "socket"]
+    kinds = ["inprocess", "socket"]
     if not args.no_batsim and shutil.which("batsim"):
-        engines += ["batsim"] + (["batsched"] if shutil.which("batsched") else [])
+        kinds += ["batsim"] + (["batsched"] if shutil.which("batsched") else [])
     # Which SimGrid the embedded engine loads decides its speed (docs/performance.md):
     # Debian's thread contexts, or a build whose Python actors run on raw contexts.
     # None: the first embedded run says, in one line, what to install.
@@ -95,9 +95,9 @@ def main():
         for index, (name, work) in enumerate(cases.items()):
             path = folder / f"{index}.json"
             path.write_text(json.dumps(work))
-            walls, memories = {engine: [] for engine in engines}, {}
+            walls, memories = {engine: [] for engine in kinds}, {}
             for repetition in range(args.repeat):
-                for engine in engines:
+                for engine in kinds:
                     how, scheduler = ENGINES[engine]
                     spec = RunSpec(str(folder / "platform.xml"), [str(path)], scheduler,
                                    str(folder / f"{index}_{engine}_{repetition}" / "out"),

@@ -48,10 +48,10 @@ import time
 
 from bench_inputs import delay_workload, platform_xml
 
+from batio import engines
 from batio.catalog import scheduler_file_and_options
-from batio.engine.run import RunSpec, simulate
 from batio.errors import exits_on_error
-from batio.real_batsim import run_with_batsim_binary
+from batio.inputs.spec import RunSpec
 
 log = logging.getLogger("bench_scaling")
 
@@ -73,8 +73,8 @@ def main():
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     counts = [int(count) for count in args.jobs.split(",")]
     scheduler, options = scheduler_file_and_options(args.scheduler)
-    engines = ["embedded"] + (["batsim"] if args.batsim else [])
-    per_thousand = {engine: [] for engine in engines}
+    kinds = ["embedded"] + (["batsim"] if args.batsim else [])
+    per_thousand = {engine: [] for engine in kinds}
     cpu_per_thousand = []
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)
@@ -82,16 +82,16 @@ def main():
         for count in counts:
             workload = out / f"delay{count}.json"
             workload.write_text(json.dumps(delay_workload(count, nb_hosts=args.hosts)))
-            for engine in engines:
+            for engine in kinds:
                 spec = RunSpec(str(out / "platform.xml"), [str(workload)], str(scheduler),
                                str(out / f"{engine}{count}"), options=options,
                                mode="inprocess" if engine == "embedded" else "socket")
                 cpu_before = child_cpu_seconds()
                 started = time.perf_counter()
                 if engine == "embedded":
-                    simulate(spec)
+                    engines.run(spec)
                 else:
-                    run_with_batsim_binary(spec, timeout_s=7200)
+                    engines.run(spec, "batsim", wall_timeout_s=7200)
                 wall = time.perf_counter() - started
                 cpu = child_cpu_seconds() - cpu_before
                 with open(f"{spec.out_prefix}_schedule.csv") as stream:

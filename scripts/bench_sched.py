@@ -24,17 +24,25 @@ from pathlib import Path
 import tempfile
 import time
 
-import numpy as np
 from batsim.batsim import Job
-
+from bench_inputs import (
+    NB_HOSTS,
+    NOW,
+    FakeBatsim,
+    backfill_workload,
+    machine_state,
+    platform_xml,
+    random_size_and_walltime,
+    timed_round,
+)
+import numpy as np
 import pandas as pd
 
+from batio import engines
 from batio.catalog import scheduler_file_and_options
-from batio.engine.run import RunSpec, simulate
 from batio.errors import exits_on_error
+from batio.inputs.spec import RunSpec
 from batio.schedulers.backfill import Backfill
-from bench_inputs import (NB_HOSTS, NOW, FakeBatsim, backfill_workload, machine_state, platform_xml,
-                          random_size_and_walltime, timed_round)
 
 BANDWIDTH_LIMIT = 43.0  # GB/s, EquilibrIO's scaled Theta file system
 QUEUE_LENGTHS = (100, 1_000, 5_000)
@@ -78,7 +86,7 @@ def whole_run(policy, count, seed):
         (folder / "p.xml").write_text(platform_xml())
         (folder / "w.json").write_text(json.dumps(backfill_workload(count, seed)))
         started = time.perf_counter()
-        simulate(RunSpec(str(folder / "p.xml"), [str(folder / "w.json")], str(scheduler),
+        engines.run(RunSpec(str(folder / "p.xml"), [str(folder / "w.json")], str(scheduler),
                          str(folder / "out" / "out"), options=options))
         wall = time.perf_counter() - started
         schedule = pd.read_csv(folder / "out" / "out_schedule.csv")

@@ -20,7 +20,7 @@ from bench_inputs import platform_xml
 def round_trip_us(platform, sleepers, round_trips, global_hash):
     import simgrid as sg
 
-    from batio.engine.threads import use_global_futex_hash
+    from batio.engines.embedded.threads import use_global_futex_hash
     if global_hash:
         use_global_futex_hash()
     engine = sg.Engine(["bench_threads", "--log=root.thres:critical"])

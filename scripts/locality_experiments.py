@@ -14,8 +14,8 @@ per-job stretch ratio of each variant against its baseline (Figures 5, 11).
 """
 import argparse
 import json
-import sys
 from pathlib import Path
+import sys
 
 import matplotlib
 
@@ -24,9 +24,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from batio.errors import exits_on_error  # noqa: E402
+from batio.inputs.platform import read_properties  # noqa: E402
 from batio.schedulers.locality import metrics as lm  # noqa: E402
 from batio.sweep import read_results  # noqa: E402
-from batio.engine.platform import read_properties  # noqa: E402
 from batio.tables import markdown_table  # noqa: E402
 
 BASELINES = {False: "fcfs", True: "fcfs-bf"}

@@ -39,8 +39,8 @@ import tempfile
 import time
 
 from batio import matrix, sweep
-from batio.engine.workload import load_workload
 from batio.errors import BatioError
+from batio.inputs.workload import load_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEPS = ROOT / "scripts" / "sweeps"
@@ -49,7 +49,7 @@ MATRIX_CONFIG = "matrix.yaml"
 # Seconds of runs (as measured when recording, on the 2-core machine) the
 # test re-runs; the rest is checked by hand with --check --all.
 QUICK_BUDGET_S = 170.0
-# The schedule's columns of out_jobs.csv (batio.engine.outputs.JOBS_COLUMNS).
+# The schedule's columns of out_jobs.csv (batio.engines.embedded.outputs.JOBS_COLUMNS).
 SCHEDULE_COLUMNS = ("workload_name", "job_id", "final_state", "starting_time", "finish_time",
                     "allocated_resources", "metadata")
 # Configs whose smallest point is not recorded, and why.

@@ -28,10 +28,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from batio.errors import exits_on_error  # noqa: E402
+from batio.inputs.spec import DEFAULT_IO_SAMPLE_PERIOD_S  # noqa: E402
 from batio.sweep import read_results  # noqa: E402
 from batio.workloads.stria import GiB  # noqa: E402
 
-SAMPLE_PERIOD = 1.0  # seconds, the engine's default --io-sample-period (the sweep's)
+SAMPLE_PERIOD = DEFAULT_IO_SAMPLE_PERIOD_S  # the sweep's: its configs leave io_sample_period to the default
 logger = logging.getLogger("stria_fig4")
 
 

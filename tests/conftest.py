@@ -6,8 +6,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from batio.engine.run import RunSpec, _import_simgrid_quietly, simulate
+from batio.engines.embedded.run import _import_simgrid_quietly, simulate
 from batio.errors import EngineError
+from batio.inputs.spec import RunSpec
 
 TESTS = Path(__file__).parent
 DATA = TESTS / "data"

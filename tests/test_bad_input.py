@@ -13,7 +13,7 @@ import pytest
 import zmq
 
 from batio.cli import main
-from batio.engine.transport import SocketTransport
+from batio.engines.embedded.transport import SocketTransport
 from batio.errors import SchedulerError
 
 DELAY = {"d": {"type": "delay", "delay": 10}}
@@ -528,7 +528,7 @@ def test_sweep_generator_whose_arguments_make_no_jobs(tmp_path, capsys):
     ('{"now": NaN, "events": []}', "the scheduler's reply has 'now' nan"),
 ])
 def test_replies_json_cannot_hold(text, expected):
-    from batio.engine.transport import decode_reply
+    from batio.engines.embedded.transport import decode_reply
     with pytest.raises(SchedulerError, match=re.escape(expected)):
         decode_reply(text)
 

@@ -2,12 +2,13 @@
 
 import shutil
 
+from conftest import CLUSTER512, DATA
 import pandas as pd
 import pytest
 
-from batio.real_batsim import batsim_command, run_with_batsim_binary
-from batio.engine.run import RunSpec, simulate
-from conftest import CLUSTER512, DATA
+from batio.engines.batsim import batsim_command, run_with_batsim_binary
+from batio.engines.embedded.run import simulate
+from batio.inputs.spec import RunSpec
 
 needs_batsim = pytest.mark.skipif(shutil.which("batsim") is None, reason="no batsim binary on PATH")
 

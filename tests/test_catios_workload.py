@@ -4,16 +4,16 @@ move it through the storage link, and the CATIOS workload generator."""
 import json
 from pathlib import Path
 
+from batsim.batsim import Job
+from conftest import workload
 import numpy as np
 import pytest
-from batsim.batsim import Job
 
-from batio.engine.platform import classify, read_properties
 from batio.errors import InputError
+from batio.inputs.platform import classify, read_properties
 from batio.schedulers.catios.iodemand import command_of, decode, demand_of, encode, phase_profiles
 from batio.schedulers.jobio import bytes_moved
 from batio.workloads import catios
-from conftest import workload
 
 ROOT = Path(__file__).parent.parent
 PLATFORM = ROOT / "platforms" / "catios_cluster.xml"

@@ -12,7 +12,7 @@ import yaml
 
 from batio import cli
 from batio.compose import DEFAULTS, main, run_arguments, settings
-from batio.real_batsim import batsim_command
+from batio.engines.batsim import batsim_command
 
 ROOT = Path(__file__).resolve().parents[1]
 

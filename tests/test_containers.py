@@ -14,7 +14,7 @@ import pytest
 
 from batio import catalog
 from batio.cli import main
-from batio.docker_engine import image_name
+from batio.engines.docker import image_name
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["-f", str(ROOT / "docker-compose.yml"), "-f", str(ROOT / "docker-compose.host.yml")]
@@ -30,7 +30,7 @@ def _works(command, **options):
 
 
 def _docker_api_answers():
-    from batio.docker_engine import connect
+    from batio.engines.docker import connect
     try:
         connect()
         return True
@@ -56,7 +56,7 @@ def compose_tools():
 
 
 def _first_answering_socket():
-    from batio.docker_engine import DEFAULT_SOCKETS
+    from batio.engines.docker import DEFAULT_SOCKETS
     return next(where for where in DEFAULT_SOCKETS
                 if _works(["docker", "info"], env={**os.environ, "DOCKER_HOST": where}))
 

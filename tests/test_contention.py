@@ -6,11 +6,11 @@ bottleneck, so a transfer of b bytes at r bytes/s takes exactly b / r.
 
 import shutil
 
+from conftest import workload
 import pytest
 
-from batio.engine.contention import Curve, parse_curve
 from batio.errors import InputError
-from conftest import workload
+from batio.inputs.contention import Curve, parse_curve
 
 CURVE = "1:1e9 2:1.8e9 4:3e9 8:2.4e9"
 
@@ -199,8 +199,8 @@ def test_real_batsim_ignores_the_curve_and_says_so(tmp_path, caplog):
     # Batsim accepts the property and shares fairly: the same job times as
     # on the platform without it, and batio warns that the loss is not simulated.
     from batio.catalog import platform_path, scheduler_file_and_options, workload_path
-    from batio.engine.run import RunSpec
-    from batio.real_batsim import run_with_batsim_binary
+    from batio.engines.batsim import run_with_batsim_binary
+    from batio.inputs.spec import RunSpec
     scheduler, options = scheduler_file_and_options("iolist")
     times = {}
     for name in ("periodic_rack", "periodic_rack_degrading"):

@@ -13,10 +13,10 @@ import yaml
 
 from batio import catalog
 from batio.cli import main
-from batio.docker_engine import BATSIM_IMAGE, connect, container_plan, image_name, run_with_docker
-from batio.engine.run import RunSpec
+from batio.engines.batsim import batsched_command, start_scheduler
+from batio.engines.docker import BATSIM_IMAGE, connect, container_plan, image_name, run_with_docker
 from batio.errors import EngineError
-from batio.real_batsim import batsched_command, start_scheduler
+from batio.inputs.spec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,7 +40,7 @@ def test_no_docker_engine_is_a_clear_error(tmp_path, monkeypatch, capsys):
 
 
 def test_without_docker_host_every_usual_socket_is_tried(monkeypatch):
-    monkeypatch.setattr("batio.docker_engine.DEFAULT_SOCKETS", ("unix:///nonexistent/a.sock", "unix:///nonexistent/b.sock"))
+    monkeypatch.setattr("batio.engines.docker.DEFAULT_SOCKETS", ("unix:///nonexistent/a.sock", "unix:///nonexistent/b.sock"))
     with pytest.raises(EngineError, match=r"tried unix:///nonexistent/a.sock \(no such socket\), "
                                           r"unix:///nonexistent/b.sock \(no such socket\);"):
         connect({})

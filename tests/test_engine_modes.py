@@ -4,16 +4,17 @@ the engine is refused in one line."""
 
 import importlib.util
 import json
-import re
 from pathlib import Path
+import re
 import sys
 from types import SimpleNamespace
 
+from conftest import workload
 import pytest
 
-from batio.engine.run import RunSpec, check_simgrid, run_here
+from batio.engines.embedded.run import check_simgrid, run_here
 from batio.errors import EngineError
-from conftest import workload
+from batio.inputs.spec import RunSpec
 
 PROFILES = {
     "c": {"type": "parallel_homogeneous", "cpu": 2e10, "com": 1e7},

@@ -1,14 +1,14 @@
 """Events of Batsim's protocol, checked on hand-computed schedules.
 
 On cluster512_pfs a message from the master host to itself takes L = 0.6 ms
-and one from a compute host 1.6 ms (see batio/engine/server.py): a decision
+and one from a compute host 1.6 ms (see batio/engines/embedded/server.py): a decision
 dated t takes effect at t + L.
 """
 
+from conftest import TINY, workload
 import pytest
 
 from batio.errors import SchedulerError
-from conftest import TINY, workload
 
 L = 0.0006
 DELAY10 = {"d": {"type": "delay", "delay": 10}}
@@ -212,9 +212,12 @@ def test_extra_job_fields_and_profiles_are_forwarded(simulate_workload):
 
 
 def test_several_workloads_in_one_run(tmp_path):
-    from batio.engine.run import RunSpec, simulate
     import json
+
     from conftest import SCRIPTED, Run
+
+    from batio.engines.embedded.run import simulate
+    from batio.inputs.spec import RunSpec
     paths = []
     for index, subtime in enumerate((0, 5)):
         path = tmp_path / f"w{index}.json"

@@ -1,4 +1,4 @@
-"""The operating-system side of the engine's actor threads (batio/engine/threads.py):
+"""The operating-system side of the engine's actor threads (batio/engines/embedded/threads.py):
 the kernel's global futex hash (with Linux's small per-process hash, every live
 actor thread slowed every hand-over), threads that follow what runs, and one CPU
 for all of them (OneCpu)."""
@@ -113,7 +113,7 @@ def test_threads_and_mappings_follow_the_running_jobs_not_the_finished_ones(simu
 # are not those of engines running beside the test.
 HOLDER = '''
 import json, os, sys, threading, time
-from batio.engine.threads import OneCpu
+from batio.engines.embedded.threads import OneCpu
 pin = OneCpu(contended_share=float(sys.argv[1]), period_s=0.2)
 born = threading.Thread(target=time.sleep, args=(60,), daemon=True)
 born.start()

@@ -4,21 +4,39 @@ import json
 import math
 from pathlib import Path
 
+from batsim.batsim import Job
+from conftest import TINY
 import numpy as np
 import pandas as pd
 import pytest
-from batsim.batsim import Job
 
-from batio.engine.run import RunSpec, simulate
-from batio.schedulers.equilibrio.metrics import AloneModel, THETA_QUARTER, job_metrics, intensity_timeline, \
-    mean_distance, summary, workload_jobs
+from batio.engines.embedded.run import simulate
+from batio.inputs.spec import RunSpec
+from batio.schedulers.equilibrio.equilibrio import (
+    Equilibrio,
+    IntensitySet,
+    candidate_priorities,
+    fairness_priority,
+    intensity_delta,
+    io_intensity,
+    knowledge_draw,
+    normalise,
+    system_io_intensity_with,
+    visible_fraction,
+    weighted_priority,
+)
+from batio.schedulers.equilibrio.metrics import (
+    THETA_QUARTER,
+    AloneModel,
+    intensity_timeline,
+    job_metrics,
+    mean_distance,
+    summary,
+    workload_jobs,
+)
 from batio.schedulers.jobio import bytes_moved
 from batio.schedulers.options import OptionError
-from batio.schedulers.equilibrio.equilibrio import (Equilibrio, IntensitySet, candidate_priorities, fairness_priority,
-                                         intensity_delta, io_intensity, knowledge_draw, normalise,
-                                         system_io_intensity_with, visible_fraction, weighted_priority)
 from batio.workloads.equilibrio import equilibrio_workload
-from conftest import TINY
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEDULERS = ROOT / "schedulers"

@@ -24,13 +24,15 @@ from pathlib import Path
 import signal
 import tempfile
 
-from hypothesis import given, settings, strategies as st
+from conftest import TESTS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 
-from batio.engine.run import RunSpec, simulate
-from batio.engine.workload import load_workload
+from batio.engines.embedded.run import simulate
 from batio.errors import BatioError, InputError
-from conftest import TESTS
+from batio.inputs.spec import RunSpec
+from batio.inputs.workload import load_workload
 
 PROFILE = os.environ.get("BATIO_FUZZ_PROFILE", "ci")
 EXAMPLES = int(os.environ["BATIO_FUZZ_EXAMPLES"]) if "BATIO_FUZZ_EXAMPLES" in os.environ else None

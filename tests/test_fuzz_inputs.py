@@ -15,18 +15,20 @@ import math
 from pathlib import Path
 import tempfile
 
-from hypothesis import given, strategies as st
+from conftest import TESTS
+from hypothesis import given
+from hypothesis import strategies as st
 import pytest
+from test_fuzz import CASES, _hang_guard, count_cases, fuzz_settings, mostly
 
-from batio.engine.contention import PROPERTIES, parse_curve
-from batio.engine.platform import read_properties
-from batio.engine.platform_check import check_platform_xml
-from batio.engine.run import RunSpec, simulate
-from batio.engine.workload import load_workload
+from batio.engines.embedded.run import simulate
 from batio.errors import BatioError
 from batio.importers import dumps, import_trace
-from conftest import TESTS
-from test_fuzz import CASES, _hang_guard, count_cases, fuzz_settings, mostly
+from batio.inputs.contention import PROPERTIES, parse_curve
+from batio.inputs.platform import read_properties
+from batio.inputs.platform_check import check_platform_xml
+from batio.inputs.spec import RunSpec
+from batio.inputs.workload import load_workload
 
 __all__ = ["count_cases"]  # the fixture that writes the counts, shared with test_fuzz.py
 

@@ -1,20 +1,20 @@
 """`batio import`: SWF and sacct traces to Batsim workloads, checked against hand-computed values."""
 
 import hashlib
-import shutil
 import json
 from pathlib import Path
+import shutil
 
+from conftest import DATA
 import pandas as pd
 import pytest
 
 from batio import catalog
 from batio.cli import main
-from batio.engine.workload import load_workload
 from batio.errors import InputError
 from batio.importers import import_trace
 from batio.importers.sacct import parse_duration
-from conftest import DATA
+from batio.inputs.workload import load_workload
 
 SWF = DATA / "small.swf"
 SACCT = DATA / "small.sacct"

@@ -3,11 +3,11 @@
 import json
 from pathlib import Path
 
+from conftest import workload
 import pytest
 
-from batio.metrics import bytes_moved
 from batio.catalog import scheduler_file_and_options
-from conftest import workload
+from batio.metrics import bytes_moved
 
 EASY = scheduler_file_and_options("easy")[0]
 
@@ -66,7 +66,8 @@ def test_sampling_period_does_not_move_job_times(tmp_path):
     """Sampling must not perturb the simulation. (A timer-driven sampler did: on
     this workload EASY's makespan was 78,059.5 s with 1 s samples and 77,723.7 s
     with 600 s ones, SimGrid's rounding differing with the number of steps.)"""
-    from batio.engine.run import RunSpec, simulate
+    from batio.engines.embedded.run import simulate
+    from batio.inputs.spec import RunSpec
     root = Path(__file__).resolve().parents[1]
     texts = []
     for period in (1.0, 600.0):
@@ -85,7 +86,7 @@ import simgrid
 from batsim.batsim import BatsimScheduler
 from procset import ProcSet
 
-from batio.engine import iotimeline
+from batio.engines.embedded import iotimeline
 
 
 class Samplers(BatsimScheduler):

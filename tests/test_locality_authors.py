@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from batio.schedulers.locality import metrics as lm
-from batio.engine.run import RunSpec, simulate
+from batio.engines.embedded.run import simulate
+from batio.inputs.spec import RunSpec
 from batio.schedulers.locality import locality
+from batio.schedulers.locality import metrics as lm
 from batio.workloads.memcluster486 import Slice, convert, dumps
 
 REPO = Path(__file__).parent.parent

@@ -5,9 +5,9 @@ import json
 import pandas as pd
 import pytest
 
-from batio.schedulers.locality import metrics as lm
-from batio.engine.outputs import JOBS_COLUMNS
+from batio.engines.embedded.outputs import JOBS_COLUMNS
 from batio.errors import InputError
+from batio.schedulers.locality import metrics as lm
 
 BANDWIDTH = 1e8  # bytes/s: a 6.4 GB file loads in 64 s
 

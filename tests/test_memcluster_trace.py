@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from batio.engine.platform import read_properties
-from batio.engine.workload import load_workload
 from batio.errors import InputError
+from batio.inputs.platform import read_properties
+from batio.inputs.workload import load_workload
 from batio.platforms.memcluster486 import platform_xml
 from batio.workloads.memcluster486 import Slice, convert, dumps, main, trace_lines
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from batio import catalog
-from batio.engine.run import simulate
+from batio.engines.embedded.run import simulate
 from batio.parity import compare_jobs, pairs, read_jobs, spec_for, truncated_workload
 
 

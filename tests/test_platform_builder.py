@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from batio.cli import main
-from batio.engine.platform import classify, read_properties
 from batio.errors import InputError
+from batio.inputs.platform import classify, read_properties
 from batio.platform_builder import contention_value, platform_xml
 
 needs_batsim = pytest.mark.skipif(shutil.which("batsim") is None, reason="no batsim binary on PATH")

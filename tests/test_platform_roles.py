@@ -7,8 +7,8 @@ and host named, instead of being merged silently."""
 import pytest
 
 from batio.catalog import bundled_platforms
-from batio.engine.platform import classify, read_properties
 from batio.errors import InputError
+from batio.inputs.platform import classify, read_properties
 
 
 def platform(tmp_path, roles):

@@ -14,7 +14,7 @@ from test_cli import three_delay_jobs
 
 from batio import catalog, launcher
 from batio.cli import main
-from batio.engine.scheduler_side import load_scheduler
+from batio.engines.embedded.scheduler_side import load_scheduler
 from batio.errors import InputError, InvalidConfiguration
 import batio.schedulers
 

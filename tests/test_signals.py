@@ -17,7 +17,7 @@ from conftest import TESTS, TINY, workload
 import pandas as pd
 import pytest
 
-from batio import processes
+from batio.engines import processes
 
 MISBEHAVING = TESTS / "schedulers" / "misbehaving.py"
 

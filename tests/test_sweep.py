@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from batio.cli import main
-from batio.engine.run import file_digest
 from batio.errors import InputError
+from batio.inputs.spec import file_digest
 from batio.sweep import alone_workload, load_config, plan, read_results, run_grid
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,7 +165,8 @@ def per_run_config(tmp_path, seeds, seed_option, period, name="per_run.yaml", wo
 
 
 def test_per_run_values_are_the_runs_seed_and_workload_field_and_hashed_as_such(tmp_path):
-    from batio.sweep import _spec, gather
+    from batio.sweep import gather
+    from batio.sweep.run import _spec
     runs = plan(load_config(per_run_config(tmp_path, [3, 4], "{seed}", "{workload.sample_period}")), tmp_path / "out")
     assert [(run.seed, run.options, run.run_options) for run in runs] == [
         (3, {"packs": "Random", "seed": 3}, {"io_sample_period": 30.0}),
@@ -293,7 +294,7 @@ def _script(name):
 
 
 def test_a_sweep_turns_on_the_batsim_features_its_schedulers_need(tmp_path):
-    from batio.sweep import _spec
+    from batio.sweep.run import _spec
     config = tmp_path / "locality.yaml"
     # easy would run the jobs without their file loads: allowed here, as a test of the features alone.
     config.write_text("platforms: [memcluster486]\nworkloads: [memcluster486_slice]\n"
@@ -314,7 +315,7 @@ def test_periodic_configs_make_the_experiments_runs(tmp_path, config, exclusive,
     """Each run is the one scripts/periodic_experiments.py made when it ran its own (before the sweeps):
     its workload, Random's seed (the workload index) and the storage's sample period (lower bound / 2000)."""
     from batio.schedulers.list_vs_pack.metrics import lower_bound
-    from batio.sweep import _spec
+    from batio.sweep.run import _spec
     from batio.workloads import periodic
     runs = plan(load_config(ROOT / "scripts" / "sweeps" / f"{config}.yaml"), tmp_path)
     # 4 families x 7 alphas x the workloads x the policies, no reference runs

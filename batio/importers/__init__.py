@@ -9,10 +9,10 @@ workload's ``trace`` block; every malformed line is a one-line ``InputError``
 naming the file, the line and the field. docs/formats.md states the mapping.
 """
 
-from batio.engine.workload import INT_MAX
 from batio.errors import InputError
 from batio.importers import jobsio, sacct, swf
 from batio.importers.common import Selection, build_workload, dumps, parse_duration, parse_instant, summary_lines
+from batio.inputs.workload import INT_MAX
 
 FORMATS = ("swf", "sacct", "jobsio")
 

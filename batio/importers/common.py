@@ -20,8 +20,8 @@ import logging
 import math
 import re
 
-from batio.engine.workload import INT_MAX
 from batio.errors import InputError
+from batio.inputs.workload import INT_MAX
 from batio.quantities import PLAIN, fails_with, quantity
 
 log = logging.getLogger(__name__)
@@ -212,18 +212,8 @@ def _category(record, cut, start, end, tail_end):
     return None, "after_window"
 
 
-def build_workload(records, tally, selection, *, nb_nodes, info, clock=TraceClock()):
-    """The Batsim workload of the records a reader kept, after the user's selection.
-
-    ``nb_nodes``: the machine's compute hosts (None: the largest job's);
-    records asking more are skipped. ``info``: format-specific facts for the
-    ``trace`` block, with at least ``format``, ``file`` and ``records`` (data
-    records read).
-    """
-    selection.check()
-    machine_from_jobs = nb_nodes is None
-    if machine_from_jobs and records:
-        nb_nodes = max(r.res for r in records)
+def _fitting(records, tally, nb_nodes, machine_from_jobs, info):
+    """The records that fit a machine of ``nb_nodes`` compute hosts (the others tallied)."""
     if nb_nodes is not None and not 1 <= nb_nodes <= INT_MAX:
         source = "largest job" if machine_from_jobs else info.get("machine_nodes_from", "--nodes")
         raise InputError(info["file"], f"the machine would have {nb_nodes:.4g} nodes ({source}); batio run and "
@@ -236,8 +226,13 @@ def build_workload(records, tally, selection, *, nb_nodes, info, clock=TraceCloc
             kept.append(record)
     if not kept:
         raise InputError(info["file"], f"no job left to import (skipped: {_counts_text(tally.counts)})")
+    return kept
 
-    cut, start, end, tail_end = _windows(kept, selection)
+
+def _selected(kept, tally, selection, windows, info):
+    """(record, category) of the records in the user's window and sample, in submission order
+    (the others tallied), at most ``selection.max_jobs``."""
+    cut, start, end, tail_end = windows
     windowed = []
     for record in kept:
         if selection.categorised:
@@ -258,7 +253,24 @@ def build_workload(records, tally, selection, *, nb_nodes, info, clock=TraceCloc
         windowed = windowed[:selection.max_jobs]
     if not windowed:
         raise InputError(info["file"], f"no job in the selected window (skipped: {_counts_text(tally.counts)})")
+    return windowed
 
+
+def build_workload(records, tally, selection, *, nb_nodes, info, clock=TraceClock()):
+    """The Batsim workload of the records a reader kept, after the user's selection.
+
+    ``nb_nodes``: the machine's compute hosts (None: the largest job's);
+    records asking more are skipped. ``info``: format-specific facts for the
+    ``trace`` block, with at least ``format``, ``file`` and ``records`` (data
+    records read).
+    """
+    selection.check()
+    machine_from_jobs = nb_nodes is None
+    if machine_from_jobs and records:
+        nb_nodes = max(r.res for r in records)
+    kept = _fitting(records, tally, nb_nodes, machine_from_jobs, info)
+    cut, start, end, tail_end = _windows(kept, selection)
+    windowed = _selected(kept, tally, selection, (cut, start, end, tail_end), info)
     # Time 0: the window's start if the user placed one, else the first job kept.
     if selection.categorised or selection.start is not None:
         origin = cut

@@ -1,26 +1,6 @@
 """Darshan logs: the bytes each job read and wrote, attached to an imported workload.
 
-``batio import ... --darshan PATH`` (a ``.darshan`` file or a folder searched
-for them, repeatable) reads each log with PyDarshan (the ``darshan`` package,
-extra ``darshan``) and matches it to the workload's job whose id is the
-log's job id (``jobid``: the batch system's, e.g. Slurm's job id). A job's
-logs (one per executable it ran) are added up:
-
-- bytes read and written: ``POSIX_BYTES_READ/WRITTEN`` plus
-  ``STDIO_BYTES_READ/WRITTEN`` over all records (MPI-IO and HDF5 go
-  through POSIX, so they are not counted again);
-- I/O time: Darshan's ``agg_time_by_slowest`` of POSIX plus that of STDIO
-  (the I/O time of the slowest rank), at most the job's run time.
-
-The job's profile then becomes what the I/O-aware policies read
-(``batio/jobio.py``): a ``composed`` profile, the computation first (a
-``delay`` of run time minus I/O time), then one ``parallel_homogeneous_pfs``
-phase in which each of its ``res`` hosts reads bytes read / res and writes
-bytes written / res (rounded to bytes) on the storage labelled ``pfs``. On a
-platform whose file system gives the job the throughput it had, the job
-lasts its trace run time again. Jobs without a log keep their ``delay``
-profile: no I/O (counted). Logs whose job is not in the workload are
-counted, with their job ids.
+Design notes: docs/internals.md.
 """
 
 from collections import defaultdict
@@ -31,14 +11,13 @@ import os
 from pathlib import Path
 import tempfile
 
-from batio.engine.workload import profiles_reached
 from batio.errors import InputError
 from batio.importers.common import as_number
+from batio.inputs.workload import DEFAULT_STORAGE_LABEL, profiles_reached
 
 log = logging.getLogger(__name__)
 
 LAYERS = ("POSIX", "STDIO")
-STORAGE_LABEL = "pfs"
 EXAMPLE_IDS = 10
 
 
@@ -136,7 +115,7 @@ def attach_io(workload, paths):
         if read == 0 and written == 0:
             continue
         hosts = job["res"]
-        transfer = {"type": "parallel_homogeneous_pfs", "storage": STORAGE_LABEL}
+        transfer = {"type": "parallel_homogeneous_pfs", "storage": DEFAULT_STORAGE_LABEL}
         if read:
             transfer["bytes_to_read"] = round(read / hosts)
         if written:

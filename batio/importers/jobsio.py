@@ -14,12 +14,12 @@ import math
 
 from batio.errors import InputError
 from batio.importers.common import Record, Tally, TraceClock, as_number
+from batio.inputs.workload import DEFAULT_STORAGE_LABEL
 
 REQUIRED = ("id", "submissionTime", "startTime", "waitingTimeSeconds", "runtimeSeconds", "walltimeSeconds",
             "nodesUsed", "readBytes", "writtenBytes")
 TIMES = ("readTimeSeconds", "writeTimeSeconds", "metaTimeSeconds")
 RUN_COLUMNS = ("week", "job_id", "nprocs", "dStartTime", "dEndTime")
-STORAGE_LABEL = "pfs"
 
 
 def _date(text, where, column):
@@ -214,7 +214,7 @@ def give_phases(workload):
         for direction, key in (("read", "read_bytes"), ("write", "written_bytes")):
             if job[key]:
                 name = f"{job['id']}_{direction}"
-                profiles[name] = {"type": "parallel_homogeneous_pfs", "storage": STORAGE_LABEL,
+                profiles[name] = {"type": "parallel_homogeneous_pfs", "storage": DEFAULT_STORAGE_LABEL,
                                   f"bytes_to_{direction}": max(1, round(job[key] / job["res"]))}
                 seq.append(name)
         delay = as_number(round(runtime - job.get("measured_transfer_s", 0.0), 6))

@@ -12,9 +12,9 @@ import logging
 from pathlib import Path
 import re
 
-from batio.engine.workload import INT_MAX, check_name
 from batio.errors import InputError
 from batio.importers.common import MAX_TRACE_SECONDS, Record, Tally, TraceClock, read_text
+from batio.inputs.workload import INT_MAX, check_name
 from batio.quantities import fails_with, whole
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,10 @@ from pathlib import Path
 import sys
 import tempfile
 
+from batio import engines
 from batio.catalog import platform_path, scheduler_file_and_options, workload_path
-from batio.engine.run import RunSpec, simulate
 from batio.errors import BatioError
+from batio.inputs.spec import RunSpec
 from batio.schedulers.jobio import bytes_moved
 from batio.schedulers.workload_adaptive.estimator import EstimatorError, similarity_key
 
@@ -51,7 +52,7 @@ def pretrain(platform: str, workloads: Sequence[str], out: str | None = None,
                 single = run_dir / "alone.json"
                 single.write_text(json.dumps({"nb_res": workload["nb_res"], "jobs": [alone],
                                               "profiles": profiles}))
-                simulate(RunSpec(str(platform_file), [str(single)], str(scheduler_file),
+                engines.run(RunSpec(str(platform_file), [str(single)], str(scheduler_file),
                                  str(run_dir / "out"), options=options))
                 row = _only_row(run_dir / "out_jobs.csv")
                 if row["final_state"] != "COMPLETED_SUCCESSFULLY":

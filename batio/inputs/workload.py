@@ -8,7 +8,7 @@ scheduler untouched. Each profile type and its fields are described in
 profile and the field, before the simulation starts.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import json
 import math
 from pathlib import Path
@@ -73,6 +73,7 @@ class Workload:
     path: Path
     jobs: list[Job]
     profiles: dict[str, dict]
+    raw_jobs: list[dict] = field(default_factory=list)  # the jobs as the file gives them, every field kept
 
     def referenced_profiles(self):
         """The profiles jobs use, directly or through composed ones (Batsim
@@ -299,4 +300,4 @@ def load_workload(path, name) -> Workload:
             raise InputError(path, "duplicate job id", job=job.id.split("!", 1)[1], field="id")
         seen.add(job.id)
         jobs.append(job)
-    return Workload(name, path, jobs, profiles)
+    return Workload(name, path, jobs, profiles, data["jobs"])

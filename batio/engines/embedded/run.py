@@ -1,19 +1,12 @@
 """One simulation on the embedded engine, from inputs to output files.
 
-SimGrid allows one engine per process, and aborts the process on some
-errors, so ``simulate`` runs each simulation in a fresh child process and
-turns every failure into a clear ``BatioError``; ``run_here`` is what runs
-inside it. Both protocol modes give identical output files: ``inprocess``
-drives the pybatsim scheduler object directly, ``socket`` runs it as
-``pybatsim FILE`` behind a ZeroMQ socket.
+Design notes: docs/internals.md.
 """
 
 import contextlib
-from dataclasses import asdict, dataclass, field
-import hashlib
+from dataclasses import asdict
 import json
 import logging
-import math
 import multiprocessing
 import os
 from pathlib import Path
@@ -23,7 +16,8 @@ import sys
 import time
 import traceback
 
-from batio import __version__, processes
+from batio import __version__
+from batio.engines.processes import SignalListener, adopt_orphans, die_with_parent, end_descendants, signal_group
 from batio.errors import (
     BatioError,
     EngineError,
@@ -34,39 +28,10 @@ from batio.errors import (
     SchedulerError,
     listed,
 )
+from batio.inputs.spec import RunSpec, file_digest
 from batio.outfiles import writing
 
-MODES = ("inprocess", "socket")
-# Longest wall-clock wait for one scheduler decision, by mode, unless --timeout
-# says otherwise: an in-process decision may include loading a model.
-DEFAULT_TIMEOUT_S = {"socket": 60.0, "inprocess": 600.0}
-# Simulated seconds a scheduler may let pass with jobs waiting and none running (server.Config.max_idle).
-DEFAULT_MAX_IDLE_S = 86400.0
 OUTPUT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_io.csv", "_run.json")
-
-
-@dataclass
-class RunSpec:
-    platform: str
-    workloads: list[str]
-    scheduler: str                      # path of a pybatsim scheduler file
-    out_prefix: str                     # outputs are PREFIX_jobs.csv, ...
-    options: dict = field(default_factory=dict)
-    mode: str = "inprocess"
-    forward_profiles: bool = False
-    dynamic_jobs: bool = False
-    acknowledge_dynamic_jobs: bool = False
-    profile_reuse: bool = False         # Batsim's --enable-profile-reuse (needs dynamic jobs)
-    compute_sharing: bool = False
-    storage_sharing: bool = True
-    master_host: str = "master_host"
-    roles: dict = field(default_factory=dict)   # host name -> role, as Batsim's -r
-    port: int | None = None             # socket mode; None picks a free one
-    timeout_s: float | None = None      # longest wall-clock wait for one decision (None: DEFAULT_TIMEOUT_S)
-    max_idle_s: float = DEFAULT_MAX_IDLE_S
-    io_sample_period: float = 1.0       # seconds between samples of the storage throughput (_io.csv)
-    io_exclusive: bool = False          # beyond Batsim: one transfer at a time per storage host (FIFO)
-    sg_config: list = field(default_factory=list)  # SimGrid options OPT:VALUE, as Batsim's --sg-cfg
 
 
 # SimGrid releases whose Python bindings cannot run this engine, and why. 4.1.0
@@ -108,56 +73,35 @@ def check_simgrid(simgrid):
                           "(4.1.1, docs/performance.md), the container image (README) or --engine batsim")
 
 
-def file_digest(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     """Run one simulation in this process (once per process) and write its outputs.
 
     ``on_stuck(error)`` is called from another thread when an in-process
     scheduler neither answers nor can be interrupted (see transport.Watchdog),
-    or with an ``Interrupted`` when ``signals`` (a processes.SignalListener) gets a signal;
+    or with an ``Interrupted`` when ``signals`` (a SignalListener) gets a signal;
     by default the error is logged and the process exits.
     """
     simgrid = _import_simgrid_quietly()
-    from batio.engine import outputs
-    from batio.engine.contention import ContentionModel
-    from batio.engine.iotimeline import IoTimeline
-    from batio.engine.platform import classify, read_properties
-    from batio.engine.scheduler_side import SchedulerProcess, load_scheduler
-    from batio.engine.server import Config, Simulation
-    from batio.engine.sgconfig import check_sg_config
-    from batio.engine.threads import OneCpu, use_global_futex_hash
-    from batio.engine.transport import InProcessTransport, SocketTransport, Watchdog
-    from batio.engine.workload import load_workload
+    from batio.engines.embedded.sgconfig import check_sg_config
+    from batio.engines.embedded.threads import use_global_futex_hash
+    from batio.inputs.contention import ContentionModel
+    from batio.inputs.platform import read_properties
+    from batio.inputs.workload import load_workload
 
-    if spec.mode not in MODES:
-        raise InputError("--mode", f"unknown mode {spec.mode!r} (known: {', '.join(MODES)})")
-    if not spec.io_sample_period > 0:
-        raise InputError("--io-sample-period", f"must be > 0 seconds, got {spec.io_sample_period}")
-    if not spec.max_idle_s > 0:  # NaN too
-        raise InputError("--max-idle", f"must be > 0 simulated seconds, got {spec.max_idle_s}")
-    timeout_s = DEFAULT_TIMEOUT_S[spec.mode] if spec.timeout_s is None else spec.timeout_s
-    if not 0 < timeout_s < math.inf:
-        raise InputError("--timeout", f"must be a finite number of seconds > 0, got {timeout_s}")
-    if spec.profile_reuse and not spec.dynamic_jobs:
-        raise InputError("--enable-profile-reuse", "needs --enable-dynamic-jobs (Batsim 4.2.1 refuses it alone)")
-    if spec.acknowledge_dynamic_jobs and not spec.dynamic_jobs:
-        # Batsim 4.2.1 takes it alone and ignores it: the flag then says nothing true about the run.
-        raise InputError("--acknowledge-dynamic-jobs", "acknowledges the jobs the scheduler registers, which needs "
-                                                       "--enable-dynamic-jobs (or a scheduler that registers jobs)")
     read_properties(spec.platform)  # malformed XML gets a clear error before SimGrid sees it
     workloads = [load_workload(path, f"w{index}") for index, path in enumerate(spec.workloads)]
-    prefix = Path(spec.out_prefix)
-    _check_outputs_writable(prefix)
-
+    _check_outputs_writable(Path(spec.out_prefix))
     check_sg_config(spec.sg_config)  # SimGrid would end the process on some, take others silently
     use_global_futex_hash()  # before SimGrid starts a thread per actor
+    engine, platform = _load_platform(simgrid, spec)
+    contention = ContentionModel.build(engine, platform)
+    _check_workloads_fit(spec, platform, workloads)
+    return _EmbeddedRun(spec, engine, platform, workloads, on_stuck).run(contention, on_progress, signals)
+
+
+def _load_platform(simgrid, spec):
+    """SimGrid's engine with the platform loaded, and the platform as Batsim numbers it."""
+    from batio.inputs.platform import classify
     try:
         engine = simgrid.Engine(["batio", *(f"--cfg={option}" for option in spec.sg_config),
                                  "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
@@ -170,7 +114,11 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
         raise InputError(spec.platform, f"SimGrid cannot load this platform: {refusal}") from None
     platform = classify(spec.platform, [h.name for h in engine.all_hosts], spec.roles, spec.master_host)
     _check_platform_numbers(spec.platform, engine, platform)
-    contention = ContentionModel.build(engine, platform)
+    return engine, platform
+
+
+def _check_workloads_fit(spec, platform, workloads):
+    """Jobs wider than the platform, and storage profiles without a storage host: refused before time 0."""
     for workload in workloads:
         for job in workload.jobs:
             if job.res > len(platform.compute):
@@ -182,69 +130,91 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
             raise InputError(workload.path, f"has storage profiles but platform {spec.platform} has no "
                                             "storage host (a host with <prop id=\"role\" value=\"storage\"/>)")
 
-    config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
-                    spec.compute_sharing, spec.storage_sharing, spec.io_exclusive, spec.profile_reuse,
-                    spec.max_idle_s)
-    io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
-    sim = None
-    started = time.perf_counter()
 
-    def write_outputs(error):
-        elapsed = time.perf_counter() - started
-        io.finish(engine.clock)
+class _EmbeddedRun:
+    """One simulation on a loaded engine: its scheduler connected, run, and its outputs written,
+    at its end or, partial, when the scheduler is stuck or a signal stops it."""
+
+    def __init__(self, spec, engine, platform, workloads, on_stuck):
+        from batio.engines.embedded.iotimeline import IoTimeline
+        self.spec, self.engine, self.platform, self.workloads = spec, engine, platform, workloads
+        self.prefix = Path(spec.out_prefix)
+        self.on_stuck = on_stuck or _exit_on_stuck
+        self.io = IoTimeline((r.name for r in platform.storage), spec.io_sample_period)
+        self.sim = None
+        self.transport = None
+        self.scheduler_process = None
+        self.started = time.perf_counter()
+
+    def write_outputs(self, error):
+        from batio.engines.embedded import outputs
+        sim, prefix = self.sim, self.prefix
+        elapsed = time.perf_counter() - self.started
+        self.io.finish(self.engine.clock)
         try:
             outputs.write_jobs(f"{prefix}_jobs.csv", sim.completed_order)
             outputs.write_schedule(f"{prefix}_schedule.csv", outputs.schedule_values(
-                sim.completed_order, sim.machine_states, transport.seconds_in_scheduler, elapsed))
+                sim.completed_order, sim.machine_states, self.transport.seconds_in_scheduler, elapsed))
             outputs.write_machine_states(f"{prefix}_machine_states.csv", sim.machine_states)
-            io.write_csv(f"{prefix}_io.csv")
-            _write_run_record(spec, platform, f"{prefix}_run.json", sim, elapsed, error,
-                              storage_bandwidths(engine, platform))
+            self.io.write_csv(f"{prefix}_io.csv")
+            _write_run_record(self.spec, self.platform, f"{prefix}_run.json", sim, elapsed, error,
+                              storage_bandwidths(self.engine, self.platform))
         except OSError as problem:  # reading an input again for its digest
             raise InputError(problem.filename, f"cannot read it again: {problem.strerror}") from None
         return elapsed
 
-    def stuck(error):
+    def stuck(self, error):
         """The watchdog's last resort, from its thread: the scheduler holds the engine."""
         try:
-            if sim is not None:  # else still loading the scheduler: no output yet
-                write_outputs(error)
-                error = _partial(error, prefix)
+            if self.sim is not None:  # else still loading the scheduler: no output yet
+                self.write_outputs(error)
+                error = _partial(error, self.prefix)
         finally:
-            (on_stuck or _exit_on_stuck)(error)
+            self.on_stuck(error)
 
-    scheduler_process = None
-    transport: InProcessTransport | SocketTransport
-    if spec.mode == "inprocess":
-        watchdog = Watchdog(timeout_s, stuck)
-        transport = InProcessTransport(load_scheduler(spec.scheduler, spec.options, watchdog), watchdog)
-    else:
-        scheduler_process = SchedulerProcess(spec, f"{prefix}_scheduler.log")
-        transport = SocketTransport(scheduler_process.endpoint, timeout_s, scheduler_process.alive)
-    # After the scheduler's process started (it is not the engine's to bind), before the actors' threads:
-    OneCpu()
-    sim = Simulation(engine, platform, workloads, transport, config, io, on_progress, contention)
-    if signals:
-        signals.action = lambda signum: stuck(Interrupted(
-            signum, f"at simulated time {engine.clock:.6f}, before the run's end", here=False))
-    sim.start()
-    try:
-        engine.run()
-        if sim.error is None and not sim.end_acknowledged:
-            sim.error = EngineError(_deadlock_message(sim))
-    finally:
-        transport.close()
-        if scheduler_process:
-            scheduler_process.stop()
-    error = sim.error
-    if scheduler_process and isinstance(error, SchedulerError):
-        error = scheduler_process.explain(error)
-    elapsed = write_outputs(error)
-    if error is not None:
-        raise _partial(error, prefix) from error.__cause__
-    return {"prefix": str(prefix), "nb_compute": len(platform.compute), "simulated_time": engine.clock,
-            "wall_time": elapsed, "bytes_read": io.bytes_read, "bytes_written": io.bytes_written,
-            "jobs": len(sim.records), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    def _connect_scheduler(self):
+        from batio.engines.embedded.scheduler_side import SchedulerProcess, load_scheduler
+        from batio.engines.embedded.transport import InProcessTransport, SocketTransport, Watchdog
+        spec = self.spec
+        if spec.mode == "inprocess":
+            watchdog = Watchdog(spec.decision_timeout_s, self.stuck)
+            return InProcessTransport(load_scheduler(spec.scheduler, spec.options, watchdog), watchdog)
+        self.scheduler_process = SchedulerProcess(spec, f"{self.prefix}_scheduler.log")
+        return SocketTransport(self.scheduler_process.endpoint, spec.decision_timeout_s, self.scheduler_process.alive)
+
+    def run(self, contention, on_progress, signals):
+        from batio.engines.embedded.server import Config, Simulation
+        from batio.engines.embedded.threads import OneCpu
+        spec, engine = self.spec, self.engine
+        config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
+                        spec.compute_sharing, spec.storage_sharing, spec.io_exclusive, spec.profile_reuse,
+                        spec.max_idle_s)
+        self.transport = self._connect_scheduler()
+        # After the scheduler's process started (it is not the engine's to bind), before the actors' threads:
+        OneCpu()
+        sim = self.sim = Simulation(engine, self.platform, self.workloads, self.transport, config, self.io,
+                                    on_progress, contention)
+        if signals:
+            signals.action = lambda signum: self.stuck(Interrupted(
+                signum, f"at simulated time {engine.clock:.6f}, before the run's end", here=False))
+        sim.start()
+        try:
+            engine.run()
+            if sim.error is None and not sim.end_acknowledged:
+                sim.error = EngineError(_deadlock_message(sim))
+        finally:
+            self.transport.close()
+            if self.scheduler_process:
+                self.scheduler_process.stop()
+        error = sim.error
+        if self.scheduler_process and isinstance(error, SchedulerError):
+            error = self.scheduler_process.explain(error)
+        elapsed = self.write_outputs(error)
+        if error is not None:
+            raise _partial(error, self.prefix) from error.__cause__
+        return {"prefix": str(self.prefix), "nb_compute": len(self.platform.compute), "simulated_time": engine.clock,
+                "wall_time": elapsed, "bytes_read": self.io.bytes_read, "bytes_written": self.io.bytes_written,
+                "jobs": len(sim.records), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def _exit_on_stuck(error):
@@ -347,15 +317,15 @@ def _write_run_record(spec, platform, path, sim, elapsed, error, storage_bandwid
 def _child(spec, connection, parent_pid):
     # End with the process that started this one, even if it is killed
     # (SIGKILL leaves no chance to clean up); Ctrl-C is the parent's to handle.
-    processes.die_with_parent()
+    die_with_parent()
     if os.getppid() != parent_pid:
         os._exit(1)
     # A session of its own, which the scheduler's children share, and the orphans of
     # daemonised ones given back: the parent ends them all with the run. A signal to
     # batio's group reaches batio only, which passes it on to stop the run (SignalListener).
     os.setsid()
-    processes.adopt_orphans()
-    signals = processes.SignalListener()
+    adopt_orphans()
+    signals = SignalListener()
 
     def send(message):
         try:
@@ -367,7 +337,7 @@ def _child(spec, connection, parent_pid):
         send(("progress", (sim.now(), sim.nb_completed, len(sim.records))))
 
     def stuck(error):
-        processes.end_descendants()
+        end_descendants()
         send(_error_payload(error))
         os._exit(3)
 
@@ -397,7 +367,7 @@ def _child(spec, connection, parent_pid):
         Path(log).write_text(traceback.format_exc())
         message = ("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error} "
                                             f"(a batio bug: please report it with {log})", ""))
-    processes.end_descendants()  # the scheduler's children: none is left once the caller hears the end
+    end_descendants()  # the scheduler's children: none is left once the caller hears the end
     send(message)
 
 
@@ -426,8 +396,8 @@ def simulate(spec: RunSpec, on_progress=None):
     the child gets the same signal, writes its partial outputs, and
     ``Interrupted`` is raised; if this process is killed, the child ends with it.
     """
-    from batio.engine.platform import read_properties
-    from batio.engine.platform_check import check_platform_xml
+    from batio.inputs.platform import read_properties
+    from batio.inputs.platform_check import check_platform_xml
     read_properties(spec.platform)  # malformed XML: one line before SimGrid sees it
     check_platform_xml(spec.platform)  # values SimGrid misreads or aborts on, here so that warnings show
     context = multiprocessing.get_context("spawn")
@@ -467,14 +437,14 @@ def simulate(spec: RunSpec, on_progress=None):
         if child.is_alive():
             child.kill()
             child.join()
-        processes.signal_group(child.pid, signal.SIGKILL)  # an in-process scheduler's children, in its session
+        signal_group(child.pid, signal.SIGKILL)  # an in-process scheduler's children, in its session
         receiver.close()
 
 
 # Exit statuses of an engine process that was ended from outside (the sweep
 # redoes its run), not by a failure of its own (SIGABRT, SIGSEGV, an exit code).
-_KILLED = {-signal.SIGKILL, *(-signum for signum in processes.SignalListener.SIGNALS),
-           *(128 + signum for signum in processes.SignalListener.SIGNALS)}
+_KILLED = {-signal.SIGKILL, *(-signum for signum in SignalListener.SIGNALS),
+           *(128 + signum for signum in SignalListener.SIGNALS)}
 
 
 def _died(spec, exitcode):

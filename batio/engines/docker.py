@@ -14,8 +14,8 @@ from dataclasses import replace
 import os
 from pathlib import Path
 
+from batio.engines.batsim import batsim_command, run_against_scheduler
 from batio.errors import EngineError
-from batio.real_batsim import batsim_command, run_against_scheduler
 
 BATSIM_IMAGE = "batio-batsim:4.2.1"  # docker-compose.yml's default image
 CONTAINER_INPUTS = "/batio/inputs"

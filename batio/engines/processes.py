@@ -1,6 +1,7 @@
 """Starting a scheduler's (or Batsim's) process on a local port, never orphaned,
 and ending every process a run started, its scheduler's children included."""
 
+from contextlib import contextmanager
 import ctypes
 import json
 import os
@@ -10,13 +11,15 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
-from batio.errors import EngineError
+from batio.errors import EngineError, SchedulerError
 
 # pybatsim's launcher, loading the file under its one module name.
 _LAUNCHER = "from batio.launcher import main; import sys; sys.exit(main())"
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+BIND_TIMEOUT_S = 20.0  # how long a scheduler may take to bind its socket
 
 
 def free_port():
@@ -88,6 +91,45 @@ def stop(process):
             pass
     signal_group(process.pid, signal.SIGKILL)
     process.wait()
+
+
+@contextmanager
+def listening(process, port, log_path, timeout_s=BIND_TIMEOUT_S):
+    """``process`` (a scheduler of ``start``) once it listens on ``port``, stopped at the block's end:
+    Batsim gives up if nobody listens when it connects."""
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if process.poll() is not None:
+                raise SchedulerError(f"the scheduler exited with code {process.returncode} before Batsim "
+                                     f"connected; see {log_path}")
+            if _answers(port):
+                break
+            if time.monotonic() >= deadline:
+                raise SchedulerError(f"the scheduler did not listen on port {port} within {timeout_s:.0f} s; "
+                                     f"see {log_path}")
+            time.sleep(0.05)
+        yield process
+    finally:
+        stop(process)
+
+
+def _answers(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), 0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+def run_to_end(command, log, timeout_s=None):
+    """Run ``command`` (as ``start``) to its exit code; subprocess.TimeoutExpired after ``timeout_s``,
+    the process then stopped as it is on any other way out."""
+    process = start(command, log)
+    try:
+        return process.wait(timeout_s)
+    finally:
+        stop(process)
 
 
 def adopt_orphans():

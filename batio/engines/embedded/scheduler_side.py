@@ -5,7 +5,8 @@ bound to a local port (``socket`` mode)."""
 from pathlib import Path
 import re
 
-from batio import processes
+from batio.engines.processes import choose_port, start_pybatsim
+from batio.engines.processes import stop as stop_process
 from batio.errors import BatioError, SchedulerError
 
 
@@ -42,11 +43,11 @@ class SchedulerProcess:
     """`pybatsim FILE` bound to a local port for socket mode."""
 
     def __init__(self, spec, log_path):
-        self.endpoint = f"tcp://127.0.0.1:{processes.choose_port(spec.port)}"
+        self.endpoint = f"tcp://127.0.0.1:{choose_port(spec.port)}"
         self.log_path = log_path
         self.name = Path(spec.scheduler).name
         self._log = open(log_path, "w")
-        self.process = processes.start_pybatsim(spec.scheduler, spec.options, self.endpoint, self._log)
+        self.process = start_pybatsim(spec.scheduler, spec.options, self.endpoint, self._log)
         self.exit_code = None  # set by stop if the process had ended by itself
 
     def alive(self):
@@ -67,5 +68,5 @@ class SchedulerProcess:
 
     def stop(self):
         self.exit_code = self.process.poll()
-        processes.stop(self.process)
+        stop_process(self.process)
         self._log.close()

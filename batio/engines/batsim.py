@@ -5,7 +5,7 @@ prescribe this order). Schedulers are pybatsim files, or batsched's C++
 variants named ``batsched:VARIANT`` (``batsched`` must be on PATH: it runs
 on the host like every scheduler). Each run writes ``PREFIX_run.json`` like
 the embedded engine's: the run specification, the inputs' SHA-256, the
-batio version and the error, if any. ``batio.docker_engine`` runs Batsim in
+batio version and the error, if any. ``batio.engines.docker`` runs Batsim in
 Docker with the same pieces.
 """
 
@@ -14,21 +14,21 @@ import json
 import logging
 from pathlib import Path
 import shutil
-import socket
 import subprocess
 import time
 
-from batio import __version__, processes
+from batio import __version__
 from batio.catalog import BATSCHED_PREFIX, is_batsched
-from batio.engine.contention import declares_curve
-from batio.engine.run import file_digest
+from batio.engines.processes import choose_port, listening, run_to_end, start, start_pybatsim
 from batio.errors import BatioError, EngineError, SchedulerError
+from batio.inputs.contention import declares_curve
+from batio.inputs.platform import read_platform
+from batio.inputs.spec import file_digest
 
 # batsched options given as its own command-line flags; every other option
 # goes to the variant as --variant_options JSON.
 BATSCHED_FLAGS = {"queue_order": "--queue_order", "policy": "--policy", "rjms_delay": "--rjms_delay",
                   "verbosity": "--verbosity"}
-BIND_TIMEOUT_S = 20.0  # how long the scheduler may take to bind its socket
 
 logger = logging.getLogger(__name__)
 
@@ -68,28 +68,13 @@ def batsched_command(scheduler, options, endpoint):
     return command + ["--variant_options", json.dumps(variant_options, sort_keys=True)]
 
 
-# -- the scheduler on the host ------------------------------------------------------------
+# -- the scheduler on the host, then Batsim ------------------------------------------------
 def start_scheduler(spec, endpoint, log):
     if is_batsched(spec.scheduler):
         if shutil.which("batsched") is None:
             raise EngineError(f"{spec.scheduler} needs a `batsched` binary on PATH (batsched 1.4, for Batsim 4)")
-        return processes.start(batsched_command(spec.scheduler, spec.options, endpoint), log)
-    return processes.start_pybatsim(spec.scheduler, spec.options, endpoint, log)
-
-
-def wait_until_listening(port, scheduler, log_path, timeout_s=BIND_TIMEOUT_S):
-    """Batsim gives up if nobody listens: wait until the scheduler has bound its port."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if scheduler.poll() is not None:
-            raise SchedulerError(f"the scheduler exited with code {scheduler.returncode} before Batsim "
-                                 f"connected; see {log_path}")
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SchedulerError(f"the scheduler did not listen on port {port} within {timeout_s:.0f} s; see {log_path}")
+        return start(batsched_command(spec.scheduler, spec.options, endpoint), log)
+    return start_pybatsim(spec.scheduler, spec.options, endpoint, log)
 
 
 def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
@@ -98,16 +83,14 @@ def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
     prefix = spec.out_prefix
     if declares_curve(spec.platform):
         logger.warning("%s declares batio:contention, which Batsim ignores: its storage links share bandwidth "
-                    "fairly, without the throughput loss the embedded engine simulates", spec.platform)
+                       "fairly, without the throughput loss the embedded engine simulates", spec.platform)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    port = processes.choose_port(spec.port)
+    port = choose_port(spec.port)
     endpoint = f"tcp://127.0.0.1:{port}"
     started = time.perf_counter()
     try:
         with open(f"{prefix}_scheduler.log", "w") as log:
-            scheduler = start_scheduler(spec, endpoint, log)
-            try:
-                wait_until_listening(port, scheduler, f"{prefix}_scheduler.log")
+            with listening(start_scheduler(spec, endpoint, log), port, f"{prefix}_scheduler.log") as scheduler:
                 batsim_code = run_batsim(endpoint, f"{prefix}_batsim.log")
                 if batsim_code != 0:  # the scheduler may never hear from Batsim: do not wait for it
                     raise EngineError(f"batsim exited with code {batsim_code}; see {prefix}_batsim.log")
@@ -116,8 +99,6 @@ def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
                 except subprocess.TimeoutExpired:
                     raise SchedulerError(f"the scheduler did not exit after Batsim ended; "
                                          f"see {prefix}_scheduler.log") from None
-            finally:
-                processes.stop(scheduler)
         if scheduler_code != 0:
             raise SchedulerError(f"the scheduler exited with code {scheduler_code}; see {prefix}_scheduler.log")
     except BatioError as error:
@@ -126,7 +107,6 @@ def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
     write_run_record(spec, engine, time.perf_counter() - started, batsim_image=batsim_image)
 
 
-# -- Batsim as a local binary ----------------------------------------------
 def run_with_batsim_binary(spec, timeout_s=None):
     """Run ``spec`` (a RunSpec) on a ``batsim`` binary found on PATH."""
     if shutil.which("batsim") is None:
@@ -134,13 +114,10 @@ def run_with_batsim_binary(spec, timeout_s=None):
 
     def run_batsim(endpoint, log_path):
         with open(log_path, "w") as log:
-            batsim = processes.start(batsim_command(spec, endpoint), log)
             try:
-                return batsim.wait(timeout_s)
+                return run_to_end(batsim_command(spec, endpoint), log, timeout_s)
             except subprocess.TimeoutExpired:
                 raise EngineError(f"Batsim did not finish within {timeout_s} s") from None
-            finally:
-                processes.stop(batsim)
 
     run_against_scheduler(spec, "batsim", run_batsim)
 
@@ -148,9 +125,7 @@ def run_with_batsim_binary(spec, timeout_s=None):
 # -- the run record -----------------------------------------------------------------------
 def write_run_record(spec, engine, wall_time_s, error=None, batsim_image=None):
     """PREFIX_run.json for a run on real Batsim, with the embedded engine's keys."""
-    from batio.engine.platform import classify, read_properties
-    properties, _ = read_properties(spec.platform)
-    platform = classify(spec.platform, list(properties), spec.roles, spec.master_host)
+    platform = read_platform(spec)
     files = [spec.platform, *spec.workloads] + ([] if is_batsched(spec.scheduler) else [spec.scheduler])
     record = {
         "batio_version": __version__,

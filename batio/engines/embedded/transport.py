@@ -12,8 +12,8 @@ import json
 import threading
 import time
 
-from batio.engine.workload import json_problem
 from batio.errors import BatioError, InvalidConfiguration, SchedulerError
+from batio.inputs.workload import json_problem
 
 
 def timeout_error(timeout_s, now):

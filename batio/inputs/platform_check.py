@@ -13,11 +13,11 @@ first route batio asks for.
 
 import difflib
 import logging
-import xml.etree.ElementTree as ET
 
-from batio.engine.contention import PROPERTIES as CONTENTION_PROPERTIES
-from batio.engine.contention import parse_curve
 from batio.errors import InputError
+from batio.inputs.contention import PROPERTIES as CONTENTION_PROPERTIES
+from batio.inputs.contention import parse_curve
+from batio.inputs.platform import platform_xml
 from batio.quantities import BANDWIDTH_UNITS, MAX_LATENCY, SPEED_UNITS, TIME_UNITS, fails_with, quantity, whole
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ def _check_properties(path, element):
 
 def check_platform_xml(path):
     """Raise InputError on the first value or structure SimGrid would take wrongly or abort on."""
-    root = ET.parse(path).getroot()
+    root = platform_xml(path)
     version = root.get("version")
     if version not in VERSIONS:
         raise InputError(path, f"platform version {version!r}: SimGrid 3.32 reads version 4.1 (or 4, 4.0); "

@@ -13,6 +13,7 @@ list and so has no effect on the ids.
 """
 
 from dataclasses import dataclass, field
+import functools
 from pathlib import Path
 import xml.etree.ElementTree as ET
 
@@ -78,11 +79,32 @@ def _properties_of(element):
     return {prop.get("id"): prop.get("value", "") for prop in element.findall("prop")}
 
 
+def platform_xml(path):
+    """The root <platform> element of ``path``, parsed once however many readers ask for it
+    (keyed on the file's bytes, so that a rewritten file is parsed again); readers only read it."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, "no such platform file") from None
+    return _parsed(str(path), data)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path, data):
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as error:
+        raise InputError(path, f"malformed XML: {error}") from None
+    if root.tag != "platform":
+        raise InputError(path, f"root element is <{root.tag}>, expected a SimGrid <platform>")
+    return root
+
+
 def read_full_zone_routes(path):
     """(host -> zone id, declared (src, dst) routes) for the hosts of
     ``routing="Full"`` zones, whose every pair of hosts needs a <route>."""
     zones, routes = {}, set()
-    for zone in ET.parse(path).getroot().iter():
+    for zone in platform_xml(path).iter():
         hosts = zone.findall("host")
         if zone.tag not in ("zone", "AS") or zone.get("routing") != "Full" or len(hosts) < 2:
             continue
@@ -101,14 +123,7 @@ def read_properties(path):
     A cluster's props are both host and zone properties in SimGrid, and
     Batsim forwards the latter as ``zone_properties``.
     """
-    try:
-        root = ET.parse(path).getroot()
-    except FileNotFoundError:
-        raise InputError(path, "no such platform file") from None
-    except ET.ParseError as error:
-        raise InputError(path, f"malformed XML: {error}") from None
-    if root.tag != "platform":
-        raise InputError(path, f"root element is <{root.tag}>, expected a SimGrid <platform>")
+    root = platform_xml(path)
     properties, zone_properties = {}, {}
     for element in root.iter():
         if element.tag == "host":
@@ -176,3 +191,10 @@ def classify(path, host_names, role_overrides=None, master_host=DEFAULT_MASTER_H
     full_zones, routes = read_full_zone_routes(path)
     return Platform(Path(path), resources[:len(compute)], resources[len(compute):], masters[0], properties,
                     zone_properties, full_zones, routes)
+
+
+def read_platform(spec) -> Platform:
+    """The platform of a run spec as Batsim numbers it, read from its XML: how every
+    part of batio outside the running embedded engine counts its compute hosts."""
+    properties, _ = read_properties(spec.platform)
+    return classify(spec.platform, list(properties), spec.roles, spec.master_host)

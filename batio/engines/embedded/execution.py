@@ -1,30 +1,16 @@
 """Running one job's profile on SimGrid, as Batsim 4.2 does.
 
-Every parallel profile becomes one SimGrid parallel task (ptask_L07 model)
-over the job's hosts, so concurrent jobs share the links on their routes:
-
-- ``parallel_homogeneous``: ``cpu`` flops on each host, ``com`` bytes between
-  every ordered pair of distinct hosts (no communication at all if 0);
-- ``parallel_homogeneous_total``: the same with ``cpu / n`` and ``com / n``;
-- ``parallel``: the ``cpu`` vector and the row-major ``com`` matrix;
-- ``parallel_homogeneous_pfs``: the storage host is appended to the hosts;
-  it sends ``bytes_to_read`` to, and receives ``bytes_to_write`` from, every
-  job host, in one ptask;
-- ``data_staging``: ``nb_bytes`` from storage ``from`` to storage ``to``;
-- ``delay``: a sleep; ``composed``: its ``seq`` run ``repeat`` times, stopping
-  at the first sub-profile that does not succeed.
-
-Return codes follow Batsim: 0 success, a profile's ``ret`` (> 0) failure,
--1 walltime reached, -2 killed.
+Design notes: docs/internals.md.
 """
 
 import math
 
 import simgrid as sg
 
-from batio.engine.contention import READ, WRITE
-from batio.engine.wire import as_batsim_writes
+from batio.engines.embedded.wire import as_batsim_writes
 from batio.errors import InputError, SchedulerError
+from batio.inputs.contention import READ, WRITE
+from batio.inputs.workload import DEFAULT_STORAGE_LABEL
 
 WALLTIME_REACHED = -1
 KILLED = -2
@@ -248,7 +234,7 @@ class JobExecution:
             return hosts, [cpu] * n, matrix, [], []
         if kind == "parallel_homogeneous_pfs":
             field = "storage" if "storage" in profile else "host"
-            label = profile.get("storage", profile.get("host", "pfs"))
+            label = profile.get("storage", profile.get("host", DEFAULT_STORAGE_LABEL))
             storage_name, storage = self._storage_host(label, True, name, field)
             read, write = float(profile.get("bytes_to_read", 0)), float(profile.get("bytes_to_write", 0))
             size = n + 1

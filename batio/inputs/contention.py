@@ -1,49 +1,14 @@
 """Storage throughput that depends on how many clients use it (beyond Batsim).
 
-SimGrid shares a link fairly and loses no bandwidth however many transfers
-cross it, while real parallel file systems deliver less in aggregate once
-too many clients write at once. A platform may declare, on a ``<link>`` or
-on a storage host, the measured aggregate throughput as a function of the
-number of concurrent clients:
-
-    <prop id="batio:contention" value="1:4GiBps 3:10GiBps 15:15GiBps"/>
-
-(``batio:contention_read`` / ``batio:contention_write`` for a direction
-whose curve differs). The engine then sets the link's bandwidth to the
-curve's value whenever the number of clients crossing it changes: with fair
-sharing, the aggregate of the transfers a saturated link carries is its
-bandwidth. SimGrid's own load-dependent sharing (``NONLINEAR``) is ignored by
-ptask_L07, Batsim's model, and a parallel task crossing such a link hung;
-``Link.set_bandwidth`` while transfers run is honoured (measured).
-
-Clients: a ``parallel_homogeneous_pfs`` transfer of an n-host job is n
-clients per direction it moves bytes in (an IOR client is a node or a
-process); a ``data_staging`` transfer is one writing client. A client is
-counted on a link if its route crosses it. With k clients on a link, k_r
-reading and k_w writing, the bandwidth is (k_r C_read(k) + k_w C_write(k)) / k:
-one curve per direction, both read at the total load k. Between points the
-curve is linear; below the first and beyond the last it is flat. A direction
-without a curve keeps the link's XML bandwidth, and so does the link when no
-client crosses it. Other traffic on the link (jobs' communications) shares
-its current bandwidth without counting as clients.
-
-On a storage host (or the ``<cluster>`` of storage hosts), the property
-regulates, per direction, the narrowest link that every compute host's route
-to (writes) or from (reads) the host crosses; ties go to the link nearest
-the storage host. Real Batsim ignores the property and shares the link
-fairly at its XML bandwidth.
-
-Without any such property nothing here runs: ``build`` returns None and job
-times are those of Batsim's fair sharing to the last digit.
+Design notes: docs/internals.md.
 """
 
 from dataclasses import dataclass
 import logging
 import re
-import xml.etree.ElementTree as ET
 
-from batio.engine.platform import read_properties
 from batio.errors import InputError
+from batio.inputs.platform import platform_xml
 from batio.quantities import BANDWIDTH_UNITS, fails_with, quantity, whole
 
 log = logging.getLogger(__name__)
@@ -111,14 +76,13 @@ def _curves(props, source, where):
 def link_properties(path):
     """link id -> its <prop> values, for the links that have any."""
     return {link.get("id"): {p.get("id"): p.get("value", "") for p in link.findall("prop")}
-            for link in ET.parse(path).getroot().iter("link") if link.find("prop") is not None}
+            for link in platform_xml(path).iter("link") if link.find("prop") is not None}
 
 
 def declares_curve(path):
-    """Whether a platform file declares a contention curve on a link or a host."""
-    hosts, _ = read_properties(path)
-    return any(name.startswith(PROPERTY) for props in [*hosts.values(), *link_properties(path).values()]
-               for name in props)
+    """Whether a platform file declares a contention curve on a link, a host or a cluster's hosts."""
+    return any(prop.get("id", "").startswith(PROPERTY) for element in platform_xml(path).iter()
+               if element.tag in ("host", "cluster", "cabinet", "link") for prop in element.findall("prop"))
 
 
 class _RegulatedLink:

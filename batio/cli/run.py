@@ -1,0 +1,88 @@
+"""`batio run`: one scheduler on one platform and workload(s), on any engine."""
+
+import json
+from pathlib import Path
+import sys
+
+from batio import catalog, engines, fit, metrics
+from batio.errors import InputError
+from batio.inputs.spec import (
+    RunSpec,
+)
+from batio.inputs.workload import json_problem
+from batio.outfiles import fresh_folder
+from batio.progress import JobProgress
+
+
+def _options(text):
+    try:
+        options = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise InputError("--options", f"malformed JSON: {json_problem(error)}") from None
+    if not isinstance(options, dict):
+        raise InputError("--options", "must be a JSON object, e.g. '{\"backfill_max\": 2}'")
+    return options
+
+
+def _roles(pairs):
+    roles = {}
+    for pair in pairs:
+        hosts, sep, role = pair.partition(":")
+        if not sep or not hosts or not role:
+            raise InputError("--role", f"expected HOST[,HOST...]:ROLE, got {pair!r}")
+        for host in hosts.split(","):
+            roles[host] = role
+    return roles
+
+
+def run_spec(args, given=None):
+    """The RunSpec of `batio run`'s arguments; ``given``: its --options, parsed."""
+    given = _options(args.options) if given is None else given
+    roles = _roles(args.role)
+    scheduler, options = catalog.scheduler_file_and_options(args.scheduler, given)
+    needed = catalog.batsim_features(args.scheduler)
+    platform = catalog.platform_path(args.platform)
+    workloads = [str(catalog.workload_path(w)) for w in args.workload]
+    return RunSpec(
+        platform=str(platform), workloads=workloads,
+        scheduler=str(scheduler), out_prefix=str(Path(args.out) / "out"), options=options, mode=args.mode,
+        forward_profiles=args.forward_profiles,
+        dynamic_jobs=args.enable_dynamic_jobs or "dynamic_jobs" in needed,
+        acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, profile_reuse=args.enable_profile_reuse,
+        compute_sharing=args.enable_compute_sharing or "compute_sharing" in needed,
+        storage_sharing=not args.disable_storage_sharing, master_host=args.master_host,
+        roles=roles, port=args.port, timeout_s=args.timeout, max_idle_s=args.max_idle,
+        io_sample_period=args.io_sample_period,
+        io_exclusive=args.io_exclusive, sg_config=args.sg_cfg)
+
+
+def command_run(args):
+    given = _options(args.options)
+    spec = run_spec(args, given)
+    engines.check_engine(args.engine, spec.scheduler)
+    degraded = fit.check_run(args.scheduler, given, spec, args.allow_unfit, strict=args.engine == "embedded")
+    fresh_folder(args.out, args.force)
+    progress = JobProgress(enabled=args.engine == "embedded" and not args.quiet and sys.stderr.isatty())
+    try:
+        result = engines.run(spec, args.engine, progress)
+    finally:
+        progress.close()
+        fit.mark_record(spec.out_prefix, args.scheduler, degraded)
+    print_summary(spec, args.engine, result["nb_compute"], name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
+    from batio.html_report import write_run_page
+    print(f"page:    {write_run_page(Path(spec.out_prefix).parent, tau=args.bsld_tau)}")
+    return 0
+
+
+def print_summary(spec, engine, nb_compute, *, name=None, degraded=(), tau=metrics.DEFAULT_BSLD_TAU):
+    """What `batio run` prints of a finished run (also the compose services', batio.compose);
+    ``name``: the scheduler as the user typed it."""
+    summary = metrics.summarize(spec.out_prefix, nb_compute, tau=tau)
+    name = name or Path(spec.scheduler).stem
+    print(f"{name} ({Path(spec.scheduler).name} {json.dumps(spec.options)}) on {Path(spec.platform).name} "
+          f"with {', '.join(Path(w).name for w in spec.workloads)} ({engine} engine)")
+    if degraded:
+        print(f"DEGRADED: {name} does not fit these inputs (run with --allow-unfit): {'; '.join(degraded)}")
+    print(metrics.format_summary(summary))
+    print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
+          + (", _io.csv" if engine == "embedded" else ""))

@@ -1,0 +1,125 @@
+"""`batio calibrate`, `twin`, `import`, `validate`, `platform`, `list` and `describe`."""
+
+import json
+from pathlib import Path
+
+from batio import catalog
+from batio.errors import BatioError, InputError
+from batio.outfiles import check_destination, make_folder, write_text
+
+
+def command_calibrate(args):
+    from batio.calibrate import calibrate
+    make_folder(args.out)
+    platform = str(catalog.platform_path(args.platform)) if args.platform else None
+    rows, line = calibrate(args.measurement, args.out, args.unit, args.direction, platform, args.element)
+    print(f"{'clients':>8} {'measured GB/s':>14} {'simulated GB/s':>15} {'error %':>8}")
+    for row in rows:
+        print(f"{row['clients']:>8} {row['measured_GBps']:>14.4g} {row['simulated_GBps']:>15.4g} "
+              f"{row['error_percent']:>8.2f}")
+    print(f"property: {line}")
+    print(f"written: {Path(args.out) / 'property.xml'}, calibration.csv, calibration.png"
+          + (f", {Path(platform).stem}_calibrated.xml" if platform else ""))
+    return 0
+
+
+def command_twin(args):
+    from batio.fstwin import make_twin
+    if args.days < 1:
+        raise InputError("--days", f"must be at least 1, got {args.days}")
+    make_folder(args.out)
+    table = make_twin(args.summaries, args.out, system=args.system, fit_until=args.fit_until, days=args.days)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    fit = json.loads((Path(args.out) / "fit.json").read_text())
+    print(f"runs: {fit['runs_used']} used ({fit['runs_fitted']} fitted, before {fit['fit_until']}; "
+          f"{fit['runs_held_out']} held out); skipped: "
+          + ("; ".join(f"{count} {reason}" for reason, count in fit["skipped"].items()) or "none"))
+    if args.engine_check:
+        from batio.fstwin import read_platform, read_runs
+        from batio.fstwin_engine import engine_check
+        platform = next(Path(args.out).glob("*.xml"))
+        check = engine_check(read_platform(platform), read_runs(args.summaries)[0], sample=args.engine_check)
+        check.to_csv(Path(args.out) / "engine_check.csv", index=False, float_format="%.6g")
+        print(check.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(f"written: {Path(args.out)}: the platform (.xml), fit.json, validation.csv"
+          + (", engine_check.csv" if args.engine_check else ""))
+    return 0
+
+
+def command_import(args):
+    from batio.importers import dumps, import_trace, summary_lines
+    check_destination(args.out)
+    workload = import_trace(args.format, args.trace, start=args.start, end=args.end, warmup=args.warmup,
+                            cooldown=args.cooldown, max_jobs=args.max_jobs, sample=args.sample, seed=args.seed,
+                            nodes=args.nodes, cores_per_node=args.cores_per_node,
+                            keep_cancelled=args.keep_cancelled, darshan=args.darshan, week=args.week,
+                            runs=args.runs)
+    out = Path(args.out)
+    write_text(out, dumps(workload))
+    for line in summary_lines(workload):
+        print(line)
+    print(f"written: {out} (what was skipped and why, line by line: its \"trace\" block)")
+    return 0
+
+
+def command_validate(args):
+    from batio.validate import format_table, validate
+    if args.benchmarks:
+        return validate_benchmark_runs(args)
+    if not (args.platform and args.workload):
+        raise BatioError("validate: give --platform and --workload (jobs from `batio import jobsio`), "
+                         "or --benchmarks (TOKIO-ABC runs)")
+    make_folder(args.out)
+    table, jobs = validate(catalog.platform_path(args.platform), args.workload, args.out, args.train)
+    print(format_table(table))
+    late = int((jobs["start_delay"] > 1).sum())
+    killed = int((jobs["final_state"] != "COMPLETED_SUCCESSFULLY").sum())
+    print(f"replay: {len(jobs)} jobs, {late} started over 1 s after their recorded start, {killed} not completed "
+          f"(killed at their walltime: left out of the pairs)")
+    print(f"written: {Path(args.out) / 'validation.csv'}, validation_jobs.csv")
+    return 0
+
+
+def validate_benchmark_runs(args):
+    from batio.fstwin import validate_benchmarks
+    from batio.validate import format_table
+    if args.workload or args.train:
+        raise BatioError("validate: --benchmarks takes no --workload or --train (the runs before --fit-until train)")
+    make_folder(args.out)
+    platform = catalog.platform_path(args.platform) if args.platform else None
+    print(format_table(validate_benchmarks(args.benchmarks, platform=platform, out=args.out,
+                                           fit_until=args.fit_until)))
+    print(f"written: {Path(args.out) / 'validation.csv'}")
+    return 0
+
+
+def command_platform(args):
+    from batio.platform_builder import contention_value, platform_xml
+    check_destination(args.out)
+    contention = None if args.contention is None else contention_value(args.contention, args.contention_unit)
+    text = platform_xml(args.nodes, args.cores, args.speed, args.node_link, args.pfs_bandwidth, args.latency,
+                        contention, args.memory)
+    out = Path(args.out)
+    write_text(out, text)
+    print(f"{args.nodes} compute hosts node0..node{args.nodes - 1} ({args.cores} cores each"
+          + (f", {args.memory} of memory" if args.memory else "") + "), storage host pfs "
+          "behind pfs_link, master_host" + (f"; contention curve {contention}" if contention else ""))
+    print(f"written: {out}")
+    return 0
+
+
+def command_list(_args):
+    from batio.describe import list_lines
+    print("platforms:  " + ", ".join(sorted(catalog.bundled_platforms())))
+    print("workloads:  " + ", ".join(sorted(catalog.bundled_workloads())))
+    print("schedulers (batio describe NAME says more):")
+    for line in list_lines():
+        print(f"  {line}")
+    return 0
+
+
+def command_describe(args):
+    from batio.describe import describe_lines
+    for line in describe_lines(args.name):
+        print(line)
+    return 0

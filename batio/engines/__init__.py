@@ -1,0 +1,53 @@
+"""The one way in to a simulation: ``run(spec, engine)`` on the embedded engine (SimGrid's
+Python bindings), a local Batsim binary, or Batsim's container image."""
+
+import logging
+import shutil
+
+from batio.errors import EngineError, InputError
+from batio.inputs.platform import read_platform
+
+ENGINES = ("embedded", "batsim", "docker")
+# The engine each name stands for, by module and function, imported only when chosen:
+# SimGrid's bindings, the Docker SDK and the Batsim binary's pieces are needed only by their own engine.
+_RUNNERS = {"embedded": ("batio.engines.embedded.run", "simulate"),
+            "batsim": ("batio.engines.batsim", "run_with_batsim_binary"),
+            "docker": ("batio.engines.docker", "run_with_docker")}
+
+logger = logging.getLogger(__name__)
+
+
+def check_engine(engine, scheduler):
+    """Refuse an unknown engine, and batsched's C++ scheduler on the embedded engine."""
+    if engine not in ENGINES:
+        raise InputError("--engine", f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+    from batio.catalog import is_batsched
+    if is_batsched(scheduler) and engine == "embedded":
+        raise InputError("--scheduler", f"{scheduler} is batsched's C++ scheduler: it runs only against real "
+                                        "Batsim (--engine batsim, or --engine docker)")
+
+
+def run(spec, engine="embedded", on_progress=None, wall_timeout_s=None):
+    """Run ``spec`` (an inputs.spec.RunSpec) on ``engine`` and write its outputs at ``spec.out_prefix``.
+
+    Returns ``{"prefix", "nb_compute", ...}`` (the embedded engine adds its measures);
+    ``on_progress(now, completed, total)`` hears of the embedded engine's progress;
+    ``wall_timeout_s`` bounds a real Batsim's run. Raises a ``BatioError`` saying what failed.
+    """
+    import importlib
+    check_engine(engine, spec.scheduler)
+    module, function = _RUNNERS[engine]
+    runner = getattr(importlib.import_module(module), function)
+    if engine == "embedded":
+        return runner(spec, on_progress)
+    runner(spec, timeout_s=wall_timeout_s)
+    return {"prefix": str(spec.out_prefix), "nb_compute": len(read_platform(spec).compute)}
+
+
+def check_available(names):
+    """Fail once, before any run of a grid, rather than in every run (checked on this machine only)."""
+    if "docker" in names:
+        from batio.engines.docker import connect
+        connect().close()
+    if "batsim" in names and shutil.which("batsim") is None:
+        raise EngineError("engine batsim needs a `batsim` binary on PATH (Batsim 4.2), or use the docker engine")

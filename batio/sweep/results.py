@@ -1,0 +1,122 @@
+"""A sweep's results: the tidy table of its runs, written and read back, and the whole sweep (``run_grid``)."""
+
+import json
+import logging
+import math
+import os
+from pathlib import Path
+import signal
+
+import pandas as pd
+
+from batio import engines, metrics
+from batio.errors import InputError, Interrupted
+from batio.outfiles import writing
+from batio.sweep.plan import plan
+from batio.sweep.run import INTERRUPTED, RESULT_FILE, RESUME_HINT, read_result, run_all
+
+logger = logging.getLogger(__name__)
+
+RESULTS_FILE = "results.csv"
+
+
+# -- the table ------------------------------------------------------------------------------
+def gather(runs, out, tau=metrics.DEFAULT_BSLD_TAU):
+    """The tidy table of the policy runs (one row each) with the I/O slowdown from their reference runs;
+    a run summarised with another bounded slowdown threshold than ``tau`` is summarised again."""
+    out = Path(out)
+    # A run without a result did not finish: a signal or a lost worker interrupted it.
+    results = {run.run_id: read_result(run, out) or {**run.identity(), "status": INTERRUPTED,
+                                                     "error": f"not finished; {RESUME_HINT}"}
+               for run in runs}
+    rows = []
+    for run in runs:
+        if run.kind != "policy":
+            continue
+        row = dict(results[run.run_id])
+        if row["status"] == "ok" and row.get("bsld_tau") != tau:
+            row.update(metrics.summarize(out / row["run_dir"] / "out", tau=tau))
+        row["degraded"] = "; ".join(run.degraded)  # as this grid's check says, whenever the run was made
+        row["mean_io_slowdown"] = row["max_io_slowdown"] = math.nan
+        reference = results.get(run.reference_run)
+        # Without its reference run a row has no I/O slowdown: say why.
+        row["reference_error"] = reference["error"] if reference and reference["status"] != "ok" else ""
+        if row["status"] == "ok" and reference and reference["status"] == "ok":
+            ratios = metrics.job_io_slowdowns(out / row["run_dir"] / "out", out / reference["run_dir"] / "out")
+            if len(ratios):
+                row["mean_io_slowdown"], row["max_io_slowdown"] = float(ratios.mean()), float(ratios.max())
+        for key, value in run.options.items():
+            row[f"opt_{key}"] = json.dumps(value) if isinstance(value, (dict, list)) else value
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    first = ["run_id", "status", "error", "policy", "scheduler", "options", "platform", "workload", "seed", "engine"]
+    metric_columns = [m for m in metrics.METRICS if m in table.columns]
+    options = sorted(c for c in table.columns if c.startswith("opt_"))
+    rest = [c for c in table.columns if c not in first + metric_columns + options and c != "kind"]
+    table = table.reindex(columns=first + metric_columns + options + rest)
+    table["seed"] = table["seed"].astype("Int64")
+    return table
+
+
+def write_results(table, out):
+    path = Path(out) / RESULTS_FILE
+    temporary = path.with_name(f".{path.name}.tmp")
+    with writing(temporary, newline="") as stream:
+        table.to_csv(stream, index=False)
+    os.replace(temporary, path)
+    return path
+
+
+def read_results(out, config="CONFIG", *, partial=False):
+    """The policy runs of the sweep output folder ``out`` as ``gather``
+    tabulates them, split into (ok, failed) for a step that makes a paper's
+    tables and figures; each failed run is logged. ``results.csv``, or with
+    ``partial`` every run's ``result.json`` (a sweep writes ``results.csv``
+    only at its end: a partial sweep is then usable, without the reference
+    runs' I/O slowdown). ``seed`` is empty (<NA>) for a workload file;
+    ``error`` is "" for a run that did not fail. InputError, naming the
+    folder and the command to run, when it holds no run."""
+    out = Path(out)
+    if partial:
+        rows = [json.loads(path.read_text()) for path in sorted(out.glob(f"runs/*/{RESULT_FILE}"))]
+        table = pd.DataFrame([row for row in rows if row.get("kind") == "policy"])
+    elif (out / RESULTS_FILE).is_file():
+        table = pd.read_csv(out / RESULTS_FILE)
+    else:
+        table = pd.DataFrame()
+    if table.empty:
+        what = f"runs/*/{RESULT_FILE} of a policy run" if partial else RESULTS_FILE
+        raise InputError(out, f"no {what}: run `batio sweep {config} --out {out}` first")
+    # An all-empty column reads as floats (NaN): make it text.
+    table["error"] = [error if isinstance(error, str) else "" for error in table.get("error", [None] * len(table))]
+    table["seed"] = pd.array(table["seed"].where(table["seed"].notna(), None), dtype="Int64")
+    failed = table["status"] != "ok"
+    for row in table[failed].itertuples():
+        logger.warning("run %s (%s) failed: %s", row.run_id, row.policy, row.error)
+    return table[~failed].reset_index(drop=True), table[failed].reset_index(drop=True)
+
+def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False, progress=True, title=None):
+    """Plan, run (resuming), gather and report ``grid`` into ``out``; ``workers``: 0 runs
+    one after the other in this process, N on a LocalCluster of N processes (None: one
+    per CPU), unless ``scheduler_address`` names a Dask scheduler.
+    Returns (results table, counts, path of report.md)."""
+    from batio import html_report, report
+    engines.check_available(grid.engines)
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    runs = plan(grid, out)
+    try:
+        counts = run_all(runs, out, workers, scheduler_address, retry_failed, progress)
+    except (KeyboardInterrupt, Interrupted) as stop:
+        table = gather(runs, out, grid.bsld_tau)
+        write_results(table, out)
+        unfinished = int((table["status"] == INTERRUPTED).sum())
+        raise Interrupted(getattr(stop, "signum", signal.SIGINT),
+                          f"{len(table) - unfinished} of {len(table)} runs finished; {out / RESULTS_FILE} marks the "
+                          f"{unfinished} others {INTERRUPTED}: run the same command again to resume") from None
+    table = gather(runs, out, grid.bsld_tau)
+    write_results(table, out)
+    report_path = report.write_report(table, out, baseline=grid.baseline, title=title or Path(grid.source).stem,
+                                      made_from=grid.made_from or grid.source)
+    html_report.write_folder_page(table, out, baseline=grid.baseline, title=title or Path(grid.source).stem)
+    return table, counts, report_path
