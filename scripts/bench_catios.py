@@ -23,15 +23,15 @@ import argparse
 import gc
 import time
 
-import numpy as np
 from batsim.batsim import Job
+from bench_inputs import NOW, FakeBatsim, machine_state, random_size_and_walltime, timed_round
+import numpy as np
 
-from batio.schedulers.catios.demandload import DemandLoad, clip
-from batio.schedulers.catios.iodemand import encode
 from batio.schedulers.backfill import Backfill
 from batio.schedulers.catios.catios import Catios
+from batio.schedulers.catios.demandload import DemandLoad, clip
+from batio.schedulers.catios.iodemand import encode
 from batio.schedulers.catios.tioas import Tioas
-from bench_inputs import NOW, FakeBatsim, machine_state, random_size_and_walltime, timed_round
 
 B = 43e9  # bytes/s: EquilibrIO's scaled Theta file system, as in bench_sched.py
 LENGTHS = {"60 s": 60, "1 h": 3_600, "6 h": 21_600, "24 h": 86_400}

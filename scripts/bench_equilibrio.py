@@ -19,15 +19,12 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 from batsim.batsim import Job
+from bench_inputs import NB_HOSTS, NOW, FakeBatsim, machine_state, random_size_and_walltime
+import numpy as np
 
 from batio.schedulers.backfill import time_limit
 from batio.schedulers.equilibrio.equilibrio import Equilibrio
-from bench_inputs import NB_HOSTS, NOW, FakeBatsim, machine_state, random_size_and_walltime
-
-
-
 
 
 def random_job(rng, name, submit_time):

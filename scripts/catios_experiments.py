@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+import sys
 
 import numpy as np
 import pandas as pd

@@ -245,7 +245,8 @@ class DegradingAlone:
     steepness: float
 
     def model(self, nodes):
-        from batio.schedulers.equilibrio.metrics import AloneModel, THETA_QUARTER as T
+        from batio.schedulers.equilibrio.metrics import THETA_QUARTER as T
+        from batio.schedulers.equilibrio.metrics import AloneModel
         r = cp.scaled_loss(nodes, self.steepness)
         return AloneModel(T.node_speed, T.node_bw, T.read_bw * r, T.write_bw * r)
 

@@ -29,8 +29,8 @@ in --out:
 """
 import argparse
 import logging
-import sys
 from pathlib import Path
+import sys
 
 import pandas as pd
 

@@ -3,16 +3,16 @@ over simulated runs, option validation, and the pybatsim glue."""
 import heapq
 import math
 
-import pytest
 from batsim.batsim import Job
+from conftest import FakeBatsim
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
+import pytest
 
+from batio.schedulers.backfill import Backfill, backfill, time_limit
 from batio.schedulers.options import Option, OptionError, parse_options
 from batio.schedulers.reservation import ReservationTracker, RunningJob
-from batio.schedulers.backfill import Backfill, backfill, time_limit
-from conftest import FakeBatsim
 
 
 def job(name, hosts, walltime, submit=0.0):

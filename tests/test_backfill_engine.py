@@ -2,12 +2,12 @@
 
 import json
 
+from conftest import TINY
 import numpy as np
 import pandas as pd
 import pytest
 
 from batio.cli import main
-from conftest import TINY
 
 # On tiny.xml (4 hosts, no message latency), five delay jobs:
 #   J1 2 hosts, runs 100 s, walltime 101, t=0    J2 4 hosts, runs 50, walltime 51, t=1

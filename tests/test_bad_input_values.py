@@ -9,10 +9,10 @@ from pathlib import Path
 import re
 import subprocess
 
+from conftest import TINY
 import pytest
 
 from batio.cli import main
-from conftest import TINY
 
 JOB = {"nb_res": 1, "jobs": [{"id": "A", "subtime": 0, "walltime": 100, "res": 1, "profile": "d"}],
        "profiles": {"d": {"type": "delay", "delay": 10}}}

@@ -8,18 +8,18 @@ import json
 import math
 from pathlib import Path
 
+from batsim.batsim import Job
+from conftest import FakeBatsim
 import numpy as np
 import pytest
-from batsim.batsim import Job
 
-from batio.schedulers.catios.demandload import DemandLoad, clip
 from batio.errors import InputError
-from batio.schedulers.catios.iodemand import encode
-from batio.schedulers.options import OptionError
 from batio.schedulers import __file__ as schedulers_init
 from batio.schedulers.catios.catios import Catios, normalised
+from batio.schedulers.catios.demandload import DemandLoad, clip
+from batio.schedulers.catios.iodemand import encode
 from batio.schedulers.catios.tioas import IO, Tioas
-from conftest import FakeBatsim
+from batio.schedulers.options import OptionError
 
 B = 10.0  # bytes/s: small numbers keep the hand computations readable
 SCHEDULERS = Path(schedulers_init).parent

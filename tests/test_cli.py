@@ -1,11 +1,11 @@
 """`batio run` end to end, with bundled names, pybatsim's own schedulers and the summary."""
 
+from conftest import TINY
 import pandas as pd
 import pytest
 
 from batio.cli import main
 from batio.metrics import summarize
-from conftest import TINY
 
 
 def three_delay_jobs(folder):

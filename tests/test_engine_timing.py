@@ -6,9 +6,8 @@ one job takes 20.0 s; two together 30.0 s each (the reads share the storage
 link); the second 5 s later, 25.0 s each; 15 s apart, 20.0 s each.
 """
 
-import pytest
-
 from conftest import workload
+import pytest
 
 PROFILES = {
     "compute": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0},

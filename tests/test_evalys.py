@@ -3,9 +3,8 @@
 Skipped without evalys (`pip install -e '.[ecosystem]'`).
 """
 
-import pytest
-
 from conftest import TINY, workload
+import pytest
 
 evalys_jobset = pytest.importorskip("evalys.jobset")
 

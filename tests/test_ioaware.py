@@ -7,24 +7,40 @@ the embedded engine."""
 import json
 import math
 
-import pandas as pd
-import pytest
 from batsim.batsim import Job
+from conftest import FakeBatsim
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pandas as pd
 from procset import ProcSet
+import pytest
 
 from batio.cli import main
-from batio.schedulers.workload_adaptive.estimator import Estimate, Estimator, EstimatorError, load_history, similarity_key
-from batio.schedulers.workload_adaptive.pretrain import pretrain
+from batio.schedulers.backfill import Backfill
 from batio.schedulers.options import OptionError
 from batio.schedulers.reservation import ReservationTracker
-from batio.schedulers.backfill import Backfill
+from batio.schedulers.workload_adaptive.estimator import (
+    Estimate,
+    Estimator,
+    EstimatorError,
+    load_history,
+    similarity_key,
+)
 from batio.schedulers.workload_adaptive.ioAware import GIB, LUSTRE, R_NOW_KEY, IoAware
+from batio.schedulers.workload_adaptive.pretrain import pretrain
 from batio.schedulers.workload_adaptive.workloadAdaptive import (
-    ADJUSTED, AdaptiveTracker, AdjustedTracker, JobShare, WorkloadAdaptive, adjusted_rate, adjusted_target,
-    allowed_level, threshold, target_throughput, zero_mean)
-from conftest import FakeBatsim
+    ADJUSTED,
+    AdaptiveTracker,
+    AdjustedTracker,
+    JobShare,
+    WorkloadAdaptive,
+    adjusted_rate,
+    adjusted_target,
+    allowed_level,
+    target_throughput,
+    threshold,
+    zero_mean,
+)
 
 # -- helpers ------------------------------------------------------------------
 

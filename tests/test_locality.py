@@ -5,19 +5,41 @@ runs on the embedded engine."""
 import math
 import random
 
-import numpy as np
-import pytest
+from batsim.batsim import Job
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import numpy as np
+import pytest
 
 from batio.errors import BatioError, SchedulerError
-from batio.schedulers.reservation import Slot
-from batio.schedulers.locality.nodememory import (AuthorsHoles, CoreAvailability, CoreLedger, CoreProfile, FilePlan, HoleGate,
-                              LoadCase, NodeMemory, _first_windows, load_seconds, plan_cores, truncated_load_seconds)
 from batio.schedulers.locality import locality, nodememory
-from batio.schedulers.locality.locality import (CALL_MARGIN, DeadlineCalls, ExpectedCompletions, Locality, NodeScores,
-                                               PinnedRows, Plan, QueueWalk, UserJob, WaitingQueue)
-from batsim.batsim import Job
+from batio.schedulers.locality.locality import (
+    CALL_MARGIN,
+    DeadlineCalls,
+    ExpectedCompletions,
+    Locality,
+    NodeScores,
+    PinnedRows,
+    Plan,
+    QueueWalk,
+    UserJob,
+    WaitingQueue,
+)
+from batio.schedulers.locality.nodememory import (
+    AuthorsHoles,
+    CoreAvailability,
+    CoreLedger,
+    CoreProfile,
+    FilePlan,
+    HoleGate,
+    LoadCase,
+    NodeMemory,
+    _first_windows,
+    load_seconds,
+    plan_cores,
+    truncated_load_seconds,
+)
+from batio.schedulers.reservation import Slot
 
 SCHEDULER = locality.__file__
 BANDWIDTH = 100.0      # bytes/s: a 1000-byte file loads in 10 s

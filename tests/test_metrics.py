@@ -3,10 +3,10 @@
 import json
 import re
 
+from conftest import workload
 import pytest
 
 from batio.metrics import format_summary, job_io_slowdowns, summarize
-from conftest import workload
 
 DELAY10 = {"d": {"type": "delay", "delay": 10}}
 

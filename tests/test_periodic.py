@@ -4,17 +4,17 @@ constraint) and pack scheduling (average constraint), end to end."""
 import json
 import math
 
+from batsim.batsim import Job
+from conftest import TESTS, TINY
 import numpy as np
 import pandas as pd
 import pytest
-from batsim.batsim import Job
 
 from batio.schedulers.list_vs_pack import metrics as pm
-from batio.schedulers.options import OptionError
 from batio.schedulers.list_vs_pack.ioList import IoList, PeriodicJobInfo
 from batio.schedulers.list_vs_pack.ioPack import IoPack, build_packs
+from batio.schedulers.options import OptionError
 from batio.workloads import periodic
-from conftest import TESTS, TINY
 
 ROOT = TESTS.parent
 RACK = ROOT / "platforms" / "periodic_rack.xml"

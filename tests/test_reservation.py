@@ -6,14 +6,13 @@ breakpoint nothing changes any more.
 """
 import math
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
+import pytest
 
 from batio.errors import InvalidValue
-from batio.schedulers.reservation import (OVERRUN_GRACE, OverAllocation, ReservationTracker, RunningJob,
-                               Slot)
+from batio.schedulers.reservation import OVERRUN_GRACE, OverAllocation, ReservationTracker, RunningJob, Slot
 
 HOSTS = ProcSet((0, 2), (5, 6), 9)  # gaps between ids exercise the id <-> bit mapping
 LIMITS = {"io": 10.0, "net": 6.0}

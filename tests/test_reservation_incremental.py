@@ -2,14 +2,19 @@
 against ``ReservationTracker.from_running`` rebuilt from scratch."""
 import math
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
+import pytest
 
 from batio.errors import InvalidValue
-from batio.schedulers.reservation import (OVERRUN_GRACE, OverAllocation, ReservationTracker, RunningJob,
-                               RunningJobsTracker)
+from batio.schedulers.reservation import (
+    OVERRUN_GRACE,
+    OverAllocation,
+    ReservationTracker,
+    RunningJob,
+    RunningJobsTracker,
+)
 
 HOSTS = ProcSet((0, 2), (5, 6), 9, (12, 15))  # gaps between ids exercise the id <-> bit mapping
 
