@@ -1,43 +1,7 @@
-"""Runs of alike jobs planned in compiled code (paper 004, Algorithms 1-5,
-lines 2-9, for consecutive jobs with the same cores, walltime and file).
-
-Why. On the 2022-09-10 day a round plans about 240 queued jobs, and 97 % of
-them come in runs of one user's alike jobs (``scripts/results/locality.md``,
-"Cost"). Planning an alike job changes one node's cores and files only, so
-the next job of the run is scored again on that node only
-(``locality.NodeScores.rescore``). In Python that is a core reserve, a file
-record and a rescore per job, about 45 µs; compiled, the same arithmetic on
-the same arrays takes a few µs.
-
-What. ``plan_run`` plans up to ``count`` jobs of a run, each at the smallest
-score over the nodes (ties: the first node), as ``locality.Placement``
-plans them with ``backfill``: every node is scored first (``NodeScores``'
-lines 3-8, from the plan as it is; not when the scores are those it left
-for a job of this kind, nothing planned since), then, per job, an argmin, the core
-plan's reserve, ``FilePlan.record`` and the rescore of its node
-(``NodeScores.rescore_one``). It covers both core plans: without
-backfilling (``CoreAvailability``, the Cores(J)-th earliest core) and with
-it (``CoreProfile``, the first window of Cores(J) free cores for
-WallTime(J)); the paper's text, not ``authors_code``; the policies FCFS
-(no files), EFT, LEA and LEO; LEM is one of EFT and LEA, and the run stops
-when LEM's choice would change. EvictionPenalty is computed on every node
-that can use it, not only where it can win (``NodeScores``' bound):
-compiled, the bound costs more than it saves. Float operations are those
-of the Python path, in the same order, so the decisions are the same to
-the last bit (``tests/test_locality_alike_runs.py``).
-
-It stops before a job when:
-- the walk would cut there (``stop_when_none_free`` and no core free now);
-- LEM's choice of policy changes;
-- a row it must extend is full: the core profile's, the node's file slots
-  or its planned starts (``need``; the caller widens it and calls again).
-It returns how many jobs it planned (every score is then up to date), why
-it stopped, the counts it keeps (free cores now, busy nodes, the largest
-bytes of a node's row, the profile's used columns and reservations) and
-how many columns it gave the run's file (``out_new_column``). Inputs are
-the round's own arrays, changed in place; ``col_of[node]`` is the column of
-the run's file on each node (-1 if none).
-"""
+"""Runs of alike jobs (same cores, walltime and file) planned in compiled
+code (paper 004, Algorithms 1-5, lines 2-9): ``plan_run`` plans them as
+``Placement`` would one by one, to the last bit (``README.md`` beside this
+file says when it stops and what it returns)."""
 from __future__ import annotations
 
 import math
@@ -45,7 +9,8 @@ import math
 from numba import njit
 import numpy as np
 
-from batio.schedulers.locality.nodememory import first_other_start, insert_start, profile_breakpoint
+from batio.schedulers.locality.coreplan import profile_breakpoint
+from batio.schedulers.locality.fileplan import first_other_start, insert_start
 
 FCFS, EFT, LEA, LEO = 0, 1, 2, 3
 POLICY_CODES = {"fcfs": FCFS, "eft": EFT, "lea": LEA, "leo": LEO}
