@@ -209,7 +209,7 @@ def plan_run(count, score_all, cores, walltime, job_bytes, load_seconds, fid, no
              row_bytes_max, col_of, start_times, start_files, start_count,
              t_k, t_prime, base, penalty, known, scores,
              out_node, out_t_k, out_new_column):
-    """Plan up to ``count`` jobs of a run (``README.md``, "Runs of alike jobs"). The helpers
+    """Plan up to ``count`` jobs of a run (``README.md`` beside this file). The helpers
     are inlined: a call taking arrays costs about 100 ns here."""
     nb_nodes = busy.shape[0]
     job = (cores, walltime, job_bytes, load_seconds, fid)

@@ -213,7 +213,7 @@ class FilePlan:
     def freeze(self, nodes: list[int], files: list[Hashable]) -> None:
         """Keep the real copies' slots as they are now while jobs of ``files``
         start on ``nodes``, until ``thaw``: the rest of a cut walk
-        (``locality.QueueWalk``) then plans on what its round saw. A start
+        (``walk.QueueWalk``) then plans on what its round saw. A start
         changes only the slots of its file and of the files it evicts from
         its node."""
         memory = self.memory

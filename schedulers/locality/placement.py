@@ -34,10 +34,10 @@ class Placement:
     ``placed``: job id -> (node, core ids) of each job reserved.
 
     Consecutive alike jobs are scored again on the last job's node only
-    (``NodeScores.rescore``). Outside the authors' code, the walk hands
-    each job and the alike jobs after it to ``plan_run``, which plans them
-    in compiled code. The authors'
-    ``second_phase`` scores each job anew, and leaves ``AuthorsHoles.pinned``
+    (``NodeScores.rescore``). Where ``alike_runs`` follows the model
+    (``PaperModel.compiled_runs``), the walk hands each job and the alike
+    jobs after it to ``plan_run``, which plans them in compiled code. The
+    authors' ``second_phase`` scores each job anew, and leaves ``AuthorsHoles.pinned``
     as the first phase left it: their code sets it there only."""
 
     def __init__(self, scheduler: Locality, plan: Plan, now: float, second_phase: bool = False):
