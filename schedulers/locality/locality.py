@@ -466,7 +466,7 @@ class Locality(QueueScheduler):
         overdue = []
         for job in jobs:
             self.running[job.id] = (job.job, now)
-            self.model.expect_run(job, now, self.started[job.id][2])
+            self.model.expect_run(job, now)
             # A job that waited for a load has its deadline called (launch).
             if self.deadlines.due(job.id, now):
                 overdue.append(job.job)

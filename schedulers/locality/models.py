@@ -94,8 +94,8 @@ class PaperModel:
     def expect_end(self, job_id: str, deadline: float) -> None:
         """A job that waits for a load ends by ``deadline``."""
 
-    def expect_run(self, job: UserJob, now: float, t_k: float) -> None:
-        """``job``, decided at ``t_k``, runs from ``now``."""
+    def expect_run(self, job: UserJob, now: float) -> None:
+        """A started job runs from ``now``."""
 
     def ended(self, job_id: str) -> None:
         """The job completed or was killed."""
@@ -176,7 +176,8 @@ class AuthorsCode(PaperModel):
     def expect_end(self, job_id: str, deadline: float) -> None:
         self.expected.expect(job_id, deadline)
 
-    def expect_run(self, job: UserJob, now: float, t_k: float) -> None:
+    def expect_run(self, job: UserJob, now: float) -> None:
+        t_k = self.scheduler.started[job.id][2]
         self.expected.expect(job.id, min(now + self.run_time(job), t_k + job.walltime))
 
     def ended(self, job_id: str) -> None:
