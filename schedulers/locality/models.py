@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,12 +18,8 @@ from batio.schedulers.locality.jobs import UserJob, queue_key
 from batio.schedulers.locality.nodememory import load_seconds, truncated_load_seconds
 from batio.schedulers.locality.placement import Placement, job_need, job_walltime
 from batio.schedulers.locality.plan import Plan
+from batio.schedulers.locality.scores import NodeScores
 from batio.schedulers.locality.walk import AuthorsWalk, QueueWalk
-
-if TYPE_CHECKING:
-    from batio.schedulers.locality.locality import Locality
-    from batio.schedulers.locality.scores import NodeScores
-
 
 SAME_INSTANT = 1e-3
 """Seconds: events closer than this belong to one second of the authors'
@@ -80,8 +75,8 @@ class PaperModel:
     """Category -2 jobs are planned ahead of the walk, on the rows kept for
     their nodes (``Locality.plan_pinned``)."""
 
-    def __init__(self, scheduler: Locality):
-        self.scheduler = scheduler
+    def __init__(self, scheduler) -> None:
+        self.scheduler = scheduler   # the ``Locality`` scheduler (not annotated: that would import its module back)
 
     def clock(self, time: float) -> float:
         """The scheduler's time at Batsim's ``time``."""
@@ -159,7 +154,7 @@ class AuthorsCode(PaperModel):
     compiled_runs = False
     plans_pinned_first = False
 
-    def __init__(self, scheduler: Locality):
+    def __init__(self, scheduler) -> None:
         super().__init__(scheduler)
         self.expected = ExpectedCompletions()
 

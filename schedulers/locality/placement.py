@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 import itertools
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 from procset import ProcSet
@@ -21,9 +20,6 @@ from batio.schedulers.locality.fileplan import FilePlan
 from batio.schedulers.locality.jobs import UserJob
 from batio.schedulers.locality.plan import Plan
 from batio.schedulers.locality.scores import NodeScores
-
-if TYPE_CHECKING:
-    from batio.schedulers.locality.locality import Locality
 
 
 class Placement:
@@ -40,7 +36,8 @@ class Placement:
     authors' ``second_phase`` scores each job anew, and leaves ``AuthorsHoles.pinned``
     as the first phase left it: their code sets it there only."""
 
-    def __init__(self, scheduler: Locality, plan: Plan, now: float, second_phase: bool = False):
+    def __init__(self, scheduler, plan: Plan, now: float, second_phase: bool = False):
+        # The ``Locality`` scheduler (not annotated: that would import its module back).
         self.scheduler, self.plan, self.now = scheduler, plan, now
         self.second_phase = second_phase
         self.scores: NodeScores | None = None

@@ -3,8 +3,9 @@ category -2 jobs between rounds (``PinnedRows``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 import operator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -12,8 +13,16 @@ from batio.schedulers.locality.fileplan import FilePlan, NoFiles
 from batio.schedulers.locality.jobs import UserJob
 from batio.schedulers.locality.nodememory import CoreLedger, NodeMemory
 
-if TYPE_CHECKING:
-    from batio.schedulers.locality.walk import QueueWalk
+
+class CutWalk(Protocol):
+    """What a round keeps of a walk it cut (``walk.QueueWalk``), for the
+    next round to plan its rest (``Locality.plan_rest``)."""
+
+    queue: list[UserJob]
+    index: int
+    runs: Callable[[list[UserJob], int, int, bool], int] | None
+
+    def rest(self) -> Iterator[UserJob]: ...
 
 
 class Plan:
@@ -27,7 +36,7 @@ class Plan:
         # Jobs planned to start later: id -> (job, node, t_k, core ids or
         # None), in plan order (``AuthorsCode.begin_round`` starts them).
         self.later: dict[str, tuple[UserJob, int, float, list | None]] = {}
-        self.cut_walk: QueueWalk | None = None   # a walk cut where none could start now, its rest not planned
+        self.cut_walk: CutWalk | None = None   # a walk cut where none could start now, its rest not planned
 
     def mark_busy(self, node: int) -> None:
         """A job starts now on ``node`` (LEM's load counts it at once)."""

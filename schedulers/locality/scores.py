@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import heapq
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,10 +13,6 @@ from batio.schedulers.locality.authorsholes import AuthorsHoles
 from batio.schedulers.locality.fileplan import FilePlan
 from batio.schedulers.locality.jobs import UserJob
 from batio.schedulers.locality.plan import Plan
-
-if TYPE_CHECKING:
-    from batio.schedulers.locality.locality import Locality
-
 
 HEAP_AFTER = 8
 """Rescores of one burst after which ``NodeScores`` keeps heaps of its
@@ -59,10 +54,11 @@ class NodeScores:
     known: np.ndarray
     scores: np.ndarray
 
-    def __init__(self, scheduler: Locality, plan: Plan, job: UserJob, now: float, policy: str,
+    def __init__(self, scheduler, plan: Plan, job: UserJob, now: float, policy: str,
                  compiled: bool = False, replaced: NodeScores | None = None):
         """``compiled``: the arrays are left for ``alike_runs.plan_run`` to
-        fill, those of ``replaced`` if it was compiled too (it is not used again)."""
+        fill, those of ``replaced`` if it was compiled too (it is not used again).
+        ``scheduler``: the ``Locality`` scheduler (not annotated: that would import its module back)."""
         self.plan, self.job, self.now, self.policy = plan, job, now, policy
         self.W, self.eviction_weight = scheduler.W, scheduler.eviction_weight
         self.model = scheduler.model
