@@ -1,5 +1,5 @@
 """The locality-aware policies of paper 004 (``schedulers/locality/locality.py``) and
-their node model (``batio.schedulers.locality.nodememory``): hand-computed cases, then whole
+their node model (``batio.schedulers.locality.nodememory``, ``coreplan``, ``fileplan``): hand-computed cases, then whole
 runs on the embedded engine."""
 
 import math
@@ -12,33 +12,18 @@ import numpy as np
 import pytest
 
 from batio.errors import BatioError, SchedulerError
-from batio.schedulers.locality import locality, nodememory
-from batio.schedulers.locality.locality import (
-    CALL_MARGIN,
-    DeadlineCalls,
-    ExpectedCompletions,
-    Locality,
-    NodeScores,
-    PinnedRows,
-    Plan,
-    QueueWalk,
-    UserJob,
-    WaitingQueue,
-)
-from batio.schedulers.locality.nodememory import (
-    AuthorsHoles,
-    CoreAvailability,
-    CoreLedger,
-    CoreProfile,
-    FilePlan,
-    HoleGate,
-    LoadCase,
-    NodeMemory,
-    _first_windows,
-    load_seconds,
-    plan_cores,
-    truncated_load_seconds,
-)
+from batio.schedulers.locality import fileplan, locality, placement, scores
+from batio.schedulers.locality.authorsholes import AuthorsHoles, HoleGate
+from batio.schedulers.locality.coreplan import CoreAvailability, CoreProfile, _first_windows, plan_cores
+from batio.schedulers.locality.deadlines import CALL_MARGIN, DeadlineCalls
+from batio.schedulers.locality.fileplan import FilePlan
+from batio.schedulers.locality.jobs import UserJob, WaitingQueue
+from batio.schedulers.locality.locality import Locality
+from batio.schedulers.locality.models import AuthorsCode, ExpectedCompletions
+from batio.schedulers.locality.nodememory import CoreLedger, LoadCase, NodeMemory, load_seconds, truncated_load_seconds
+from batio.schedulers.locality.plan import PinnedRows, Plan
+from batio.schedulers.locality.scores import NodeScores
+from batio.schedulers.locality.walk import QueueWalk
 from batio.schedulers.reservation import Slot
 
 SCHEDULER = locality.__file__
@@ -189,10 +174,10 @@ def test_authors_code_reads_each_jobs_delay_and_names_a_job_without_a_profile():
 
     def user_job(profile_name, profile):
         return SimpleNamespace(id="w0!7", job=SimpleNamespace(profile=profile_name, profile_dict=profile))
-    assert Locality.run_time(None, user_job("delay12", {"type": "delay", "delay": 12})) == 12
-    assert Locality.run_time(None, user_job("io", {"type": "parallel_homogeneous_pfs"})) == math.inf
+    assert AuthorsCode.run_time(None, user_job("delay12", {"type": "delay", "delay": 12})) == 12
+    assert AuthorsCode.run_time(None, user_job("io", {"type": "parallel_homogeneous_pfs"})) == math.inf
     with pytest.raises(SchedulerError, match=r"job w0!7: .* no profile 'delay12'"):
-        Locality.run_time(None, user_job("delay12", {}))
+        AuthorsCode.run_time(None, user_job("delay12", {}))
 
 
 def test_the_authors_load_time_is_truncated_in_single_precision():
@@ -447,7 +432,7 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
             plan = Plan(sched.core_plan(1.0), FilePlan(memory, 1.0), ledger.busy_nodes(), list(queue))
             with monkeypatch.context() as patch:
                 if shortcuts:   # a burst's heaps from its first rescore: the bursts here are short
-                    patch.setattr(locality, "HEAP_AFTER", 0)
+                    patch.setattr(scores, "HEAP_AFTER", 0)
                 if not early_stop:
                     patch.setattr(type(plan.cores), "last_candidate", lambda self, cores, walltimes: len(cores) - 1,
                                   raising=False)
@@ -455,8 +440,8 @@ def test_the_shortcuts_of_a_round_change_no_decision(policy, backfill, authors_c
                     patch.setattr(QueueWalk, "__iter__", lambda self: self.walk(cut=False))
                 if not shortcuts:
                     patch.setattr(NodeScores, "alike", lambda self, job, policy: False)
-                    patch.setattr(locality.Placement, "pinned_start", pinned_scored_on_every_node)
-                    patch.setattr(nodememory, "FEW_NODES", 0)   # every EvictionPenalty the numpy way
+                    patch.setattr(placement.Placement, "pinned_start", pinned_scored_on_every_node)
+                    patch.setattr(fileplan, "FEW_NODES", 0)   # every EvictionPenalty the numpy way
                     patch.setattr(FilePlan, "eviction_penalty_bound", lambda self, size: math.inf)
                     patch.setattr(CoreProfile, "earliest", fresh_windows)
                     patch.setattr(CoreProfile, "earliest_on",
@@ -674,7 +659,7 @@ def test_eviction_penalty_node_by_node_equals_the_vector_way(retain_cached, monk
             reachable = nodes[t_k < math.inf]
             file, size = rng.choice(["f0", "f3", "new"]), rng.choice([1000.0, 3000.0])
             node_by_node = files.eviction_penalty(file, size, t_k, reachable)
-            monkeypatch.setattr(nodememory, "FEW_NODES", 0)
+            monkeypatch.setattr(fileplan, "FEW_NODES", 0)
             at_once = files.eviction_penalty(file, size, t_k, reachable)
             monkeypatch.undo()
             np.testing.assert_array_equal(node_by_node, at_once)

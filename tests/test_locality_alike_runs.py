@@ -6,9 +6,10 @@ from batsim.batsim import Job
 import pytest
 from test_locality import CORES, plan_state, random_state, scheduler
 
-from batio.schedulers.locality import alike_runs, locality
-from batio.schedulers.locality.locality import Plan, UserJob
-from batio.schedulers.locality.nodememory import FilePlan
+from batio.schedulers.locality import alike_runs, placement
+from batio.schedulers.locality.fileplan import FilePlan
+from batio.schedulers.locality.jobs import UserJob
+from batio.schedulers.locality.plan import Plan
 
 
 def long_bursts(rng, queue):
@@ -71,4 +72,4 @@ def test_runs_are_compiled_only_where_alike_runs_covers_the_plan():
         sched.host_ids = list(range(4))
         sched.ledger, sched.memory = ledger, memory
         plan = Plan(sched.core_plan(1.0), FilePlan(memory, 1.0), ledger.busy_nodes(), [])
-        assert (locality.Placement(sched, plan, 1.0).run_planner() is not None) == covered, options
+        assert (placement.Placement(sched, plan, 1.0).run_planner() is not None) == covered, options
