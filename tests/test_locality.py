@@ -302,7 +302,7 @@ def test_backfilling_never_delays_an_earlier_reservation(running, jobs):
             instants = sorted({now, *(end for row in held for end in row if end > now),
                                *(t for r in reservations for t in r[2:])})
 
-            def fits(start):
+            def fits(start, node=node, cores=cores, instants=instants, walltime=walltime):
                 return all(usage(held, reservations, node, t, now) + cores <= CORES
                            for t in instants + [start] if start <= t < start + walltime)
             earliest = min(t for t in instants if fits(t))
@@ -731,8 +731,12 @@ PLATFORM = f"""<?xml version='1.0'?>
       <host id="master_host" speed="1Gf"/>
     </zone>
     <link id="interconnect" bandwidth="1TBps" latency="0us"/>
-    <zoneRoute src="nodes" dst="storage" gw_src="nodenodes_router" gw_dst="pfs"><link_ctn id="interconnect"/></zoneRoute>
-    <zoneRoute src="nodes" dst="control" gw_src="nodenodes_router" gw_dst="master_host"><link_ctn id="interconnect"/></zoneRoute>
+    <zoneRoute src="nodes" dst="storage" gw_src="nodenodes_router" gw_dst="pfs">
+      <link_ctn id="interconnect"/>
+    </zoneRoute>
+    <zoneRoute src="nodes" dst="control" gw_src="nodenodes_router" gw_dst="master_host">
+      <link_ctn id="interconnect"/>
+    </zoneRoute>
     <zoneRoute src="storage" dst="control" gw_src="pfs" gw_dst="master_host"><link_ctn id="interconnect"/></zoneRoute>
   </zone>
 </platform>
