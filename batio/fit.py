@@ -7,8 +7,8 @@ option; keys ``REQUIREMENT_KEYS``) and ``PERFORMS``. ``catalog.declaration``
 reads them and checks the options as the scheduler will; ``unmet`` lists what
 the inputs (``InputFacts``) lack. A policy that does not fit is refused before
 time 0 (``Unfit``, an ``InvalidConfiguration``) unless the user allows it, and then its
-results are marked degraded (``mark_record`` and the ``degraded`` column of
-a sweep's table). Schedulers that declare nothing, and files outside
+results are marked degraded (in the run's record, the ``marks`` of
+``engines.run``, and the ``degraded`` column of a sweep's table). Schedulers that declare nothing, and files outside
 batio's own schedulers (pybatsim's, a user's: not imported before the run),
 fit every input.
 """
@@ -152,14 +152,3 @@ def check_run(name, options, spec, allow_unfit=False, strict=True):
     facts = InputFacts.of_files(spec.platform, spec.workloads, strict=strict)
     return check(catalog.declaration(name, options), options, facts, allow_unfit)
 
-
-def mark_record(prefix, name, degraded):
-    """Record in ``PREFIX_run.json`` the scheduler name as typed and, for an unfit policy run
-    anyway, why its result is degraded."""
-    path = Path(f"{prefix}_run.json")
-    if not path.exists():
-        return
-    record = json.loads(path.read_text())
-    record["scheduler_name"] = name
-    record["degraded"] = list(degraded)
-    path.write_text(json.dumps(record, indent=1))
