@@ -4,16 +4,23 @@ A name is either a path to an existing file or the name of a bundled one:
 ``platforms/NAME.xml``, ``workloads/NAME.json``, a scheduler name that
 schedulers/ or one of its paper folders declares (``SCHEDULERS`` below
 gathers them, see ``discover``), or one of pybatsim's bundled schedulers
-(e.g. ``easyBackfill``, ``fillerSched``).
+(e.g. ``easyBackfill``, ``fillerSched``). ``declaration`` is what a named
+policy says of itself on its class (needs, options checked, the work it
+performs), complete for ``batio.fit`` to hold against the inputs.
 """
 
+from dataclasses import dataclass
+import functools
 import importlib
 from importlib import resources
+import logging
 from pathlib import Path
 import pkgutil
 
-from batio.errors import InputError, InvalidConfiguration
-from batio.launcher import BATIO_PACKAGE, pybatsim_schedulers_folder
+from batio.errors import BatioError, InputError, InvalidConfiguration
+from batio.launcher import BATIO_PACKAGE, batio_schedulers_folder, pybatsim_schedulers_folder, scheduler_class
+
+logger = logging.getLogger(__name__)
 
 # batsched's C++ schedulers, named batsched:VARIANT: run by a `batsched`
 # binary against real Batsim, never on the embedded engine.
@@ -144,3 +151,74 @@ def scheduler_file_and_options(name, options=None):
         return path, options
     raise InputError(name, "unknown scheduler: neither a .py file, a batio scheduler "
                            f"({', '.join(SCHEDULERS)}) nor a pybatsim one ({', '.join(sorted(pybatsim))})")
+
+
+@dataclass
+class Declaration:
+    """What a policy says of itself (``batio.fit`` holds it against the inputs), with its options checked."""
+    name: str                  # as the user typed it
+    file: Path | None          # its scheduler file (None: batsched)
+    module: str | None         # its path under batio's schedulers/ (BUNDLED_INPUTS' key)
+    scheduler: type | None     # its class, when it declares itself
+    settings: dict             # every option's value, the name's presets included
+    requires: dict
+    performs: tuple
+    bundled_platform: tuple | None  # (name, resolved file) of the platform its options' defaults describe
+    performed_elsewhere: dict  # job field -> the catalog files whose policies alone carry out its work
+
+
+def _module_key(path):
+    path = Path(path).resolve()
+    folder = batio_schedulers_folder()
+    return path.relative_to(folder).as_posix() if path.is_relative_to(folder) else None
+
+
+@functools.cache
+def _declaring_class(path):
+    """The scheduler class of ``path`` when it declares its needs, else None.
+
+    Only batio's own scheduler files are imported here, in the command's
+    process: a user's file runs its import under the run's ``--timeout`` and
+    in the engine's process group (a file that loops or forks while imported
+    must not hang or outlive batio), so it is checked by the run, not before.
+    A file that cannot be loaded is left to the run, which reports it as it always has."""
+    if not Path(path).resolve().is_relative_to(batio_schedulers_folder()):
+        logger.debug("%s: a user's scheduler file, not imported before the run", path)
+        return None
+    try:
+        found = scheduler_class(path)
+    except Exception:  # noqa: BLE001 - the run reports the error in its own words
+        logger.debug("%s: not checked before the run (it does not load)", path, exc_info=True)
+        return None
+    return found if isinstance(found, type) and hasattr(found, "requirements") else None
+
+
+@functools.cache
+def performers():
+    """Job field -> the catalog scheduler files whose policies carry out the work it stands for."""
+    found = {}
+    for module in dict.fromkeys(entry[0] for entry in SCHEDULERS.values()):
+        scheduler = _declaring_class(str((batio_schedulers_folder() / module).resolve()))
+        for key in getattr(scheduler, "PERFORMS", ()):
+            found.setdefault(key, []).append(module)
+    return found
+
+
+def declaration(name, options=None):
+    """The declaration of the scheduler ``name`` (as typed) with ``options``; InvalidConfiguration
+    on an option the scheduler would refuse at start-up."""
+    path, merged = scheduler_file_and_options(name, options)
+    file = None if is_batsched(name) else Path(path)
+    module = _module_key(file) if file else None
+    bundled = BUNDLED_INPUTS_OF_NAME.get(name) or BUNDLED_INPUTS.get(module)
+    bundled_platform = (bundled[0], Path(platform_path(bundled[0])).resolve()) if bundled else None
+    scheduler = _declaring_class(str(file.resolve())) if file else None
+    settings, requires, performs = merged, {}, ()
+    if scheduler is not None:
+        try:
+            settings = scheduler.parse_settings(merged)
+        except BatioError as error:
+            raise InvalidConfiguration(f"invalid configuration: scheduler {name}: {error}") from None
+        requires, performs = scheduler.requirements(settings), tuple(scheduler.PERFORMS)
+    return Declaration(name, file, module, scheduler, settings, requires, performs, bundled_platform,
+                       {key: modules for key, modules in performers().items() if key not in performs})

@@ -25,7 +25,7 @@ def list_lines():
     lines = []
     width = max(map(len, catalog.SCHEDULERS))
     for name, (module, presets, *_) in catalog.SCHEDULERS.items():
-        declared = fit.declaration(name)
+        declared = catalog.declaration(name)
         setting = ", ".join(f"{key}={as_json(value)}" for key, value in presets.items())
         lines.append(f"{name:<{width}}  {module}{f' ({setting})' if setting else ''}: {_paper(declared)}")
     lines.append(f"{'(pybatsim)':<{width}}  {', '.join(sorted(catalog.pybatsim_schedulers()))}")
@@ -36,7 +36,7 @@ def describe_lines(name):
     """What ``batio describe NAME`` prints: paper, file, needs and every option."""
     if name not in catalog.SCHEDULERS and name not in catalog.pybatsim_schedulers() and not name.endswith(".py"):
         raise InputError(name, "not a scheduler batio knows: see `batio list` (or give a .py file)")
-    declared = fit.declaration(name)
+    declared = catalog.declaration(name)
     presets = catalog.SCHEDULERS.get(name, (None, {}))[1]
     lines = [f"{name}: {_paper(declared)}", f"file: {declared.file}"]
     if presets:

@@ -140,7 +140,7 @@ def write_run_page(folder, tau=metrics.DEFAULT_BSLD_TAU):
     """FOLDER/report.html for the outputs FOLDER/out_*; ``tau``: the bounded slowdown's. Returns its path."""
     prefix = Path(folder) / "out"
     run = load_run(prefix)
-    # The scheduler as the user typed it (fit.mark_record), not its file's name.
+    # The scheduler as the user typed it (the marks of engines.run), not its file's name.
     label = run.record.get("scheduler_name") or Path(run.record["spec"]["scheduler"]).stem
     summary = metrics.summarize(prefix, run.nb_compute, tau=tau)
     jobs = metrics.measured_jobs(prefix)

@@ -173,7 +173,7 @@ def plan_matrix(matrix, out):
                                       facts.does_io))
         policies = []
         for name in matrix.schedulers:
-            declared = fit.declaration(name, {})
+            declared = catalog.declaration(name, {})
             wanted = declared.requires.get("options", ())
             options = {key: value for key, value in item.options.items() if key in wanted}
             reasons = fit.unmet(declared, facts, options)

@@ -34,15 +34,12 @@ class LogProgress:
 
 
 class JobProgress:
-    """`batio run`'s bar over jobs finished, showing simulated time (on a terminal only)."""
+    """`batio run`'s bar over jobs finished, showing simulated time (made for a terminal only)."""
 
-    def __init__(self, enabled):
+    def __init__(self):
         self.bar = None
-        self.enabled = enabled
 
     def __call__(self, now, finished, total):
-        if not self.enabled:
-            return
         if self.bar is None:
             from tqdm import tqdm
             self.bar = tqdm(total=total, unit="job", desc="simulating", file=sys.stderr, leave=False)

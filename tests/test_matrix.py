@@ -28,7 +28,7 @@ def facts(platform, workload):
 
 def unmet_requirements(name, facts, input_options):
     """What the matrix skips a policy for: its needs (with its presets) against an input and the input's options."""
-    return fit.unmet(fit.declaration(name), facts, input_options)
+    return fit.unmet(catalog.declaration(name), facts, input_options)
 
 
 # -- fit ------------------------------------------------------------------------------------
@@ -76,11 +76,11 @@ def test_a_pair_that_lacks_something_is_skipped_with_every_reason():
 
 def test_every_catalog_name_declares_what_it_needs():
     for name in catalog.SCHEDULERS:
-        assert set(fit.declaration(name).requires) <= set(fit.REQUIREMENT_KEYS)
-    assert fit.declaration("tioas-oracle").requires["job_fields"] == ("io_demand",)
-    assert fit.declaration("tioas").requires["job_fields"] == ("command",)
+        assert set(catalog.declaration(name).requires) <= set(fit.REQUIREMENT_KEYS)
+    assert catalog.declaration("tioas-oracle").requires["job_fields"] == ("io_demand",)
+    assert catalog.declaration("tioas").requires["job_fields"] == ("command",)
     # A host property given as an option need not be on the hosts.
-    assert fit.declaration("lea", {"cores": 4}).requires["host_properties"] == ("memory_bytes", "link_bandwidth")
+    assert catalog.declaration("lea", {"cores": 4}).requires["host_properties"] == ("memory_bytes", "link_bandwidth")
 
 
 def test_the_bundled_matrix_plans_each_family_only_where_it_fits(tmp_path):

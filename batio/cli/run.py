@@ -11,7 +11,6 @@ from batio.inputs.spec import (
 )
 from batio.inputs.workload import json_problem
 from batio.outfiles import fresh_folder
-from batio.progress import JobProgress
 
 
 def _options(text):
@@ -62,12 +61,8 @@ def command_run(args):
     engines.check_engine(args.engine, spec.scheduler)
     degraded = fit.check_run(args.scheduler, given, spec, args.allow_unfit, strict=args.engine == "embedded")
     fresh_folder(args.out, args.force)
-    progress = JobProgress(enabled=args.engine == "embedded" and not args.quiet and sys.stderr.isatty())
-    try:
-        result = engines.run(spec, args.engine, progress)
-    finally:
-        progress.close()
-        fit.mark_record(spec.out_prefix, args.scheduler, degraded)
+    result = engines.run(spec, args.engine, progress=not args.quiet and sys.stderr.isatty(),
+                         marks={"scheduler_name": args.scheduler, "degraded": list(degraded)})
     print_summary(spec, args.engine, result["nb_compute"], name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
     from batio.html_report import write_run_page
     print(f"page:    {write_run_page(Path(spec.out_prefix).parent, tau=args.bsld_tau)}")

@@ -1,11 +1,14 @@
 """The one way in to a simulation: ``run(spec, engine)`` on the embedded engine (SimGrid's
 Python bindings), a local Batsim binary, or Batsim's container image."""
 
+import json
 import logging
+from pathlib import Path
 import shutil
 
 from batio.errors import EngineError, InputError
 from batio.inputs.platform import read_platform
+from batio.progress import JobProgress
 
 ENGINES = ("embedded", "batsim", "docker")
 # The engine each name stands for, by module and function, imported only when chosen:
@@ -27,21 +30,47 @@ def check_engine(engine, scheduler):
                                         "Batsim (--engine batsim, or --engine docker)")
 
 
-def run(spec, engine="embedded", on_progress=None, wall_timeout_s=None):
+def run(spec, engine="embedded", progress=False, wall_timeout_s=None, marks=None):
     """Run ``spec`` (an inputs.spec.RunSpec) on ``engine`` and write its outputs at ``spec.out_prefix``.
 
     Returns ``{"prefix", "nb_compute", ...}`` (the embedded engine adds its measures);
-    ``on_progress(now, completed, total)`` hears of the embedded engine's progress;
-    ``wall_timeout_s`` bounds a real Batsim's run. Raises a ``BatioError`` saying what failed.
+    ``progress``: a bar of the embedded engine's jobs on the terminal; ``wall_timeout_s`` bounds
+    a real Batsim's run; ``marks``: keys added to the run's ``PREFIX_run.json`` however the run
+    ends (the scheduler as typed, why its result is degraded: batio.fit). Raises a ``BatioError``
+    saying what failed.
     """
     import importlib
-    check_engine(engine, spec.scheduler)
-    module, function = _RUNNERS[engine]
-    runner = getattr(importlib.import_module(module), function)
-    if engine == "embedded":
-        return runner(spec, on_progress)
-    runner(spec, timeout_s=wall_timeout_s)
-    return {"prefix": str(spec.out_prefix), "nb_compute": len(read_platform(spec).compute)}
+    try:
+        check_engine(engine, spec.scheduler)
+        module, function = _RUNNERS[engine]
+        runner = getattr(importlib.import_module(module), function)
+        if engine == "embedded":
+            return _embedded(runner, spec, progress)
+        runner(spec, timeout_s=wall_timeout_s)
+        return {"prefix": str(spec.out_prefix), "nb_compute": len(read_platform(spec).compute)}
+    finally:
+        if marks:
+            _mark_record(spec.out_prefix, marks)
+
+
+def _embedded(runner, spec, progress):
+    """The embedded engine's run, with its bar of jobs when ``progress``."""
+    bar = JobProgress() if progress else None
+    try:
+        return runner(spec, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _mark_record(prefix, marks):
+    """``marks`` added to ``PREFIX_run.json``, when the run got as far as writing it."""
+    path = Path(f"{prefix}_run.json")
+    if not path.exists():
+        return
+    record = json.loads(path.read_text())
+    record.update(marks)
+    path.write_text(json.dumps(record, indent=1))
 
 
 def check_available(names):

@@ -208,7 +208,8 @@ def _check_fit(grid, platform, instance):
     for policy in grid.policies:
         options = instance.resolve(policy.options, grid.source, policy.where)
         try:
-            unfit[policy.label] = tuple(fit.check(policy.scheduler, options, facts, grid.allow_unfit)[1])
+            declared = catalog.declaration(policy.scheduler, options)
+            unfit[policy.label] = tuple(fit.check(declared, options, facts, grid.allow_unfit))
         except fit.InvalidConfiguration as error:
             where = policy.where.removesuffix(".options") if isinstance(error, fit.Unfit) else policy.where
             raise InputError(grid.source, f"{error} (platform {platform[0]}, workload {instance.label})",

@@ -74,7 +74,8 @@ def execute_run(run, out):
     row = run.identity()
     started = time.perf_counter()
     try:
-        nb_compute = engines.run(_spec(run, prefix), run.engine)["nb_compute"]
+        marks = {"scheduler_name": run.scheduler_name, "degraded": list(run.degraded)} if run.kind == "policy" else None
+        nb_compute = engines.run(_spec(run, prefix), run.engine, marks=marks)["nb_compute"]
         row.update(metrics.summarize(prefix, nb_compute))
         row.update(status="ok", error="")
     except Interrupted as stop:
@@ -91,9 +92,6 @@ def execute_run(run, out):
         row.update(status="failed", error=f"unexpected {type(error).__name__}: {error} "
                                           f"(traceback in {final / 'traceback.log'})")
     row["wall_time_s"] = time.perf_counter() - started
-    if run.kind == "policy":
-        from batio.fit import mark_record
-        mark_record(prefix, run.scheduler_name, run.degraded)
     _rebase_run_record(prefix, final / "out", row)
     write_text(temporary / RESULT_FILE, json.dumps(row, indent=1, default=str))
     _publish(temporary, final)
