@@ -93,7 +93,8 @@ def sweep_runs(folders, alpha2):
     for folder in map(Path, folders):
         ok, failed = read_results(folder, "scripts/sweeps/equilibrio_*.yaml")
         if len(failed):
-            raise SystemExit(f"{folder / RESULTS_FILE}: {len(failed)} runs failed (rerun the sweep with --retry-failed)")
+            raise SystemExit(f"{folder / RESULTS_FILE}: {len(failed)} runs failed "
+                             "(rerun the sweep with --retry-failed)")
         for row in ok.itertuples():
             where = f"{folder / RESULTS_FILE}, run {row.run_id}"
             options = json.loads(row.options)
