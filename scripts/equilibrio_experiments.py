@@ -52,9 +52,6 @@ from batio.sweep import RESULTS_FILE, read_results  # noqa: E402
 from batio.tables import markdown_table  # noqa: E402
 from batio.workloads.equilibrio import NB_JOBS  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-PLATFORM = ROOT / "platforms" / "theta_quarter.xml"
-SCHEDULER = ROOT / "schedulers" / "equilibrio" / "equilibrio.py"
 BUNDLED_SEED = 3
 RESULTS = Path(__file__).resolve().parent / "results"
 
