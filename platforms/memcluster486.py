@@ -32,13 +32,14 @@ def host_name(node):
 
 
 def _compute_cluster(cluster_id, prefix, first, last):
-    return f"""    <cluster id="{cluster_id}" prefix="{prefix}" suffix="" radical="{first}-{last}" speed="1Gf" core="{CORES}"
-             bw="{LINK_BANDWIDTH}Bps" lat="0us" bb_bw="{FAST}" bb_lat="0us">
+    return (f'    <cluster id="{cluster_id}" prefix="{prefix}" suffix="" radical="{first}-{last}" '
+            f'speed="1Gf" core="{CORES}"\n'
+            + f"""             bw="{LINK_BANDWIDTH}Bps" lat="0us" bb_bw="{FAST}" bb_lat="0us">
       <prop id="cores" value="{CORES}"/>
       <prop id="memory_bytes" value="{MEMORY_BYTES}"/>
       <prop id="link_bandwidth" value="{LINK_BANDWIDTH}"/>
     </cluster>
-"""
+""")
 
 
 def _zone_route(source, destination):

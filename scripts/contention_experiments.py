@@ -9,7 +9,8 @@ would cost more than the runs). Then the paper's own metrics are computed
 from the runs' outputs: tables as markdown (OUT/PAPER/tables.md) and one
 figure per paper (the headline against s) into scripts/results/.
 
-    .venv/bin/python scripts/contention_experiments.py stria periodic catios equilibrio [--workers 2] [--out out/contention]
+    .venv/bin/python scripts/contention_experiments.py stria periodic catios equilibrio \
+        [--workers 2] [--out out/contention]
 
 What is reduced, against each paper's full experiment (see each results file):
 stria: one workload seed (with the contention curves, volume placement no
@@ -284,7 +285,8 @@ def equilibrio(out, workers):
     lines = {f"alpha {alpha}": (group["s"], group["median I/O slowdown % high (alone here)"])
              for alpha, group in table.groupby("alpha")}
     _figure(RESULTS / "equilibrio_contention_sweep.png", "steepness s of the loss (x Xie et al. 2020 Fig. 9)",
-            "median I/O slowdown of high-intensity jobs (%)", lines, [(64, "poster, alpha 0"), (3.6, "poster, alpha 0.5")],
+            "median I/O slowdown of high-intensity jobs (%)", lines,
+            [(64, "poster, alpha 0"), (3.6, "poster, alpha 0.5")],
             "Paper 003: EquilibrIO as the PFS loses throughput", clients=128)
     return table, runs
 

@@ -116,7 +116,8 @@ def main():
         for platform in args.platforms:
             for steepness in args.steepness:
                 path = out / f"{platform}_loss_s{steepness:g}.xml"
-                path.write_text(variant(platform, steepness, f"{platform}.xml, Xie et al. 2020 Fig. 9 loss x {steepness:g}"))
+                source = f"{platform}.xml, Xie et al. 2020 Fig. 9 loss x {steepness:g}"
+                path.write_text(variant(platform, steepness, source))
                 print(path)
 
 

@@ -52,9 +52,6 @@ from batio.sweep import RESULTS_FILE, read_results  # noqa: E402
 from batio.tables import markdown_table  # noqa: E402
 from batio.workloads.equilibrio import NB_JOBS  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-PLATFORM = ROOT / "platforms" / "theta_quarter.xml"
-SCHEDULER = ROOT / "schedulers" / "equilibrio" / "equilibrio.py"
 BUNDLED_SEED = 3
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -93,7 +90,8 @@ def sweep_runs(folders, alpha2):
     for folder in map(Path, folders):
         ok, failed = read_results(folder, "scripts/sweeps/equilibrio_*.yaml")
         if len(failed):
-            raise SystemExit(f"{folder / RESULTS_FILE}: {len(failed)} runs failed (rerun the sweep with --retry-failed)")
+            raise SystemExit(f"{folder / RESULTS_FILE}: {len(failed)} runs failed "
+                             "(rerun the sweep with --retry-failed)")
         for row in ok.itertuples():
             where = f"{folder / RESULTS_FILE}, run {row.run_id}"
             options = json.loads(row.options)

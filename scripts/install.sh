@@ -6,8 +6,9 @@
 #     missing (needs root or sudo);
 #   - a virtual environment in .venv made from that Python, so that it sees
 #     python3-simgrid (--system-site-packages);
-#   - batio (editable) with its test and ecosystem (evalys) extras, so that CI
-#     runs their tests too; the darshan extra where PyDarshan has a wheel for
+#   - batio (editable) with its dev (the tests' packages, ruff, mypy,
+#     pre-commit) and ecosystem (evalys) extras, so that CI runs the checks and
+#     those tests too; the darshan extra where PyDarshan has a wheel for
 #     this Python (its sdist needs Darshan's C library); and pybatsim 3.2.1
 #     without its pyzmq<23 pin (no wheel for Python 3.11 and later).
 #   - Debian's chromium when root (or sudo) can install it: tests/test_report_page.py
@@ -79,10 +80,11 @@ if [ ! -x .venv/bin/python ]; then
     echo "Creating .venv..."
     "$PYTHON" -m venv --system-site-packages .venv
 fi
-if ! .venv/bin/python -c 'import batio, batsim' 2>/dev/null || [ pyproject.toml -nt .venv/.batio-installed ]; then
+if ! .venv/bin/python -c 'import batio, batsim' 2>/dev/null || [ pyproject.toml -nt .venv/.batio-installed ] \
+        || [ setup.py -nt .venv/.batio-installed ]; then
     echo "Installing batio and pybatsim into .venv..."
     pip_install --upgrade pip
-    pip_install -e '.[test,ecosystem]'
+    pip_install -e '.[dev,ecosystem]'
     if ! .venv/bin/python -m pip install -q --only-binary=darshan -e '.[darshan]' >.venv/pip.log 2>&1; then
         echo "PyDarshan has no wheel for $("$PYTHON" -V): batio import --darshan and its tests are left out."
     fi

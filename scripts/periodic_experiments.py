@@ -236,8 +236,10 @@ def plot_idle(frame, model, folder, family="M-BN"):
 
 METRICS = [("mean_stretch", "mean stretch", "{:.3f}", min), ("max_stretch", "max stretch", "{:.2f}", min),
            ("utilisation", "utilisation U(makespan)", "{:.3f}", max),
-           ("steady_utilisation", "steady-state utilisation (instantaneous, 0.1-0.5 of the makespan)", "{:.3f}", max),
-           ("idle_ratio", "idle ratio", "{:.3f}", min), ("makespan_over_bound", "makespan / lower bound", "{:.3f}", min)]
+           ("steady_utilisation", "steady-state utilisation (instantaneous, 0.1-0.5 of the makespan)",
+            "{:.3f}", max),
+           ("idle_ratio", "idle ratio", "{:.3f}", min),
+           ("makespan_over_bound", "makespan / lower bound", "{:.3f}", min)]
 
 
 def _table(table, fmt, best):

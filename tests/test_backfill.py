@@ -205,7 +205,7 @@ def simulate(sched, jobs):
         while arrivals and arrivals[0][0].submit_time == now:
             sched.onJobSubmission(arrivals.pop(0)[0])
         sched.onNoMoreEvents()
-        for j, hosts in sched.last_plan.started:
+        for j, _hosts in sched.last_plan.started:
             starts[j.id] = now
             heapq.heappush(completions, (now + runtime[j.id], j.id, j))
         for j, slot in sched.last_plan.reserved:

@@ -170,6 +170,10 @@ def _register(at, job_id, profile, profile_def=None, last=False):
             "job": {"id": job_id, "res": 1, "walltime": 100, "profile": profile}}
 
 
+# The scheduler's allocations of the static job A and the first dynamic job.
+EXECUTE_A_DYN1 = {"w0!A": {"alloc": "0"}, "dyn!1": {"alloc": "1"}}
+
+
 def test_a_profile_is_dropped_once_a_job_using_it_has_ended_as_in_batsim(simulate_workload):
     # Batsim 4.2.1 (Jobs::delete_job) drops an ended job's profile: a job
     # registered later on that name aborts Batsim ("... no longer accessible").
@@ -177,8 +181,7 @@ def test_a_profile_is_dropped_once_a_job_using_it_has_ended_as_in_batsim(simulat
                      _register(10, "dyn!2", "p", last=True)]
     with pytest.raises(SchedulerError, match="job 'dyn!2' names profile 'p' of workload 'dyn'.*no longer"):
         simulate_workload(workload(delay_jobs(("A", 100)), DELAY10), dynamic_jobs=True,
-                          acknowledge_dynamic_jobs=True, options={"execute": {"w0!A": {"alloc": "0"}, "dyn!1": {"alloc": "1"}},
-                                   "register": registrations})
+                          acknowledge_dynamic_jobs=True, options={"execute": EXECUTE_A_DYN1, "register": registrations})
 
 
 def test_a_dropped_profile_name_cannot_be_registered_again(simulate_workload):
@@ -186,17 +189,16 @@ def test_a_dropped_profile_name_cannot_be_registered_again(simulate_workload):
                      _register(10, "dyn!2", "p", {"type": "delay", "delay": 3}, last=True)]
     with pytest.raises(SchedulerError, match="profile 'p' already exists in workload 'dyn'.*new name"):
         simulate_workload(workload(delay_jobs(("A", 100)), DELAY10), dynamic_jobs=True,
-                          acknowledge_dynamic_jobs=True, options={"execute": {"w0!A": {"alloc": "0"}, "dyn!1": {"alloc": "1"}},
-                                   "register": registrations})
+                          acknowledge_dynamic_jobs=True, options={"execute": EXECUTE_A_DYN1, "register": registrations})
 
 
 def test_with_profile_reuse_a_later_job_may_name_an_ended_jobs_profile(simulate_workload):
     # With --enable-profile-reuse the second job may name the first one's profile.
     registrations = [_register(1, "dyn!1", "p", {"type": "delay", "delay": 2}),
                      _register(10, "dyn!2", "p", last=True)]
+    execute = {**EXECUTE_A_DYN1, "dyn!2": {"alloc": "1"}}
     run = simulate_workload(workload(delay_jobs(("A", 100)), DELAY10), dynamic_jobs=True, profile_reuse=True,
-                            acknowledge_dynamic_jobs=True, options={"execute": {"w0!A": {"alloc": "0"}, "dyn!1": {"alloc": "1"},
-                                                 "dyn!2": {"alloc": "1"}}, "register": registrations})
+                            acknowledge_dynamic_jobs=True, options={"execute": execute, "register": registrations})
     dyn = run.jobs[run.jobs["workload_name"] == "dyn"]
     assert list(dyn["execution_time"].round(6)) == [2.0, 2.0]
 

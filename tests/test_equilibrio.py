@@ -235,7 +235,8 @@ def test_knowledge_picks_a_fixed_nested_fraction_of_jobs():
     ({"delta": "queue"}, r"'delta' = \"queue\" is not allowed"),
     ({"backfill_order": "lifo"}, r"'backfill_order' = \"lifo\" is not allowed"),
     ({"backfill_guard": 1}, r"'backfill_guard' = 1 is not allowed: expected true or false"),
-    ({"alpah": 0.5}, r"unknown option 'alpah' = 0.5; known options: alpha, backfill, backfill_guard, backfill_order, delta, knowledge"),
+    ({"alpah": 0.5}, r"unknown option 'alpah' = 0.5; "
+                     r"known options: alpha, backfill, backfill_guard, backfill_order, delta, knowledge"),
     ({"backfill_max": 1}, r"unknown option 'backfill_max'"),
 ])
 def test_bad_options_are_refused(options, message):

@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("record_fingerprints", ROOT / "scripts" / "record_fingerprints.py")
+assert _spec is not None and _spec.loader is not None, "scripts/record_fingerprints.py cannot be loaded"
 record_fingerprints = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(record_fingerprints)
 

@@ -37,7 +37,7 @@ from batio.inputs.workload import load_workload
 PROFILE = os.environ.get("BATIO_FUZZ_PROFILE", "ci")
 EXAMPLES = int(os.environ["BATIO_FUZZ_EXAMPLES"]) if "BATIO_FUZZ_EXAMPLES" in os.environ else None
 MISBEHAVING = TESTS / "schedulers" / "misbehaving.py"
-CASES = Counter()  # property -> cases run, and outcomes
+CASES: Counter[str] = Counter()  # property -> cases run, and outcomes
 FINAL_STATES = {"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED",
                 "REJECTED"}
 

@@ -33,8 +33,9 @@ from batio.inputs.workload import load_workload
 __all__ = ["count_cases"]  # the fixture that writes the counts, shared with test_fuzz.py
 
 # -- edge values, shared by every format ----------------------------------------------------
-EDGE_NUMBERS = st.sampled_from(["1e400", "1e-300", "nan", "inf", "-inf", "0x10", "-1", "0", "\u0661", "\u00b2", "1e308",
-                                "9" * 300, "9" * 5000, "1_000", "+1", ".5", "5.", "1e", "", " ", "2.5", "1e18", str(2 ** 63)])
+EDGE_NUMBERS = st.sampled_from(["1e400", "1e-300", "nan", "inf", "-inf", "0x10", "-1", "0", "\u0661", "\u00b2",
+                                "1e308", "9" * 300, "9" * 5000, "1_000", "+1", ".5", "5.", "1e", "", " ", "2.5",
+                                "1e18", str(2 ** 63)])
 GOOD_NUMBERS = st.sampled_from(["1", "2", "10", "100", "0.5"])
 ENCODINGS = st.sampled_from(["utf-8", "utf-8", "utf-8", "utf-16", "noise"])
 
@@ -92,7 +93,8 @@ def platform_texts(draw):
             f"<platform version='{version}'><zone id='z' routing='{routing}'><host id='master_host' speed='1Gf'/>"
             f"<host id='{host_id}' speed='{speed}' core='{core}'/>"
             "<host id='pfs' speed='1Gf'><prop id='role' value='storage'/></host>"
-            f"<link id='l' bandwidth='{bandwidth}' latency='{latency}'>{props}</link>{''.join(routes)}</zone></platform>")
+            f"<link id='l' bandwidth='{bandwidth}' latency='{latency}'>{props}</link>"
+            f"{''.join(routes)}</zone></platform>")
     return encoded(text, draw(ENCODINGS), draw(st.binary(max_size=30)))
 
 

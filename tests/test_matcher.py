@@ -230,4 +230,5 @@ def test_real_model_ranks_variants_of_one_application_together():
     assert cosine[0, 1] > max(cosine[0, 2], cosine[0, 3], cosine[1, 2], cosine[1, 3])
     history = [HistoryJob(str(i), command, 8, np.full(2, float(i))) for i, command in enumerate(commands)]
     matcher = CommandMatcher(history, "minilm")
-    assert matcher.match("aprun -n 256 -N 32 ./wrf.exe namelist.input.great_plains_3km_2012-05-02", 8).job_id in {"0", "1"}
+    match = matcher.match("aprun -n 256 -N 32 ./wrf.exe namelist.input.great_plains_3km_2012-05-02", 8)
+    assert match.job_id in {"0", "1"}

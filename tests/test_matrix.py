@@ -160,7 +160,8 @@ def test_tiny_matrix_ranks_hand_checked_schedules_and_lists_skips(tmp_path):
     config = write_yaml(tmp_path, {
         "schedulers": ["fcfs", "easy", "conservative", "io_aware", "lea", "iolist"],
         "inputs": [{"platform": "cluster16_pfs", "workload": str(workload)},
-                   {"platform": "cluster16_pfs", "workload": "demo", "jobs": 4, "options": {"bandwidth": 1000000000, "limit": 0.93}}]})
+                   {"platform": "cluster16_pfs", "workload": "demo", "jobs": 4,
+                    "options": {"bandwidth": 1000000000, "limit": 0.93}}]})
     out, page = tmp_path / "out", tmp_path / "matrix.md"
     assert main(["matrix", str(config), "--out", str(out), "--page", str(page), "--quiet"]) == 0
     results = pd.read_csv(out / "results.csv").set_index(["workload", "policy"])

@@ -220,7 +220,8 @@ def test_the_platform_has_486_numbered_nodes_with_their_properties_and_one_stora
     assert nodes == [f"node{i:03d}" for i in range(NB_NODES)]
     assert all(properties[name] == {"cores": "20", "memory_bytes": "128000000000", "link_bandwidth": "100000000"}
                for name in nodes)
-    assert properties["pfs"] == {"role": "storage"} and properties["master_host"] == {}  # the master by Batsim's default -m
+    assert properties["pfs"] == {"role": "storage"}
+    assert properties["master_host"] == {}  # the master by Batsim's default -m
     assert len(properties) == NB_NODES + 2
 
 

@@ -133,7 +133,10 @@ def test_running_jobs_are_re_held_as_they_pass_estimate_walltime_and_grace():
     incremental = RunningJobsTracker(ProcSet((0, 1)), 0.0)
     incremental.start(RunningJob("estimated", 0.0, ProcSet(0), walltime=50, estimate=20))
     incremental.start(RunningJob("plain", 0.0, ProcSet(1), walltime=30))
-    ends = lambda now: {key: r.end for key, r in incremental.at(now).reservations().items()}
+
+    def ends(now):
+        return {key: r.end for key, r in incremental.at(now).reservations().items()}
+
     assert ends(10) == {"estimated": 20.0, "plain": 30.0}
     assert ends(20) == {"estimated": 50.0, "plain": 30.0}
     assert ends(30) == {"estimated": 50.0, "plain": 30 + OVERRUN_GRACE}

@@ -21,8 +21,10 @@ import batio.schedulers
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("name, file, cls", [("catios", "catios/catios", "Catios"), ("easy", "backfill", "Backfill"),
-                                             ("lea", "locality/locality", "Locality"), ("tioas", "catios/tioas", "Tioas")])
+@pytest.mark.parametrize("name, file, cls", [("catios", "catios/catios", "Catios"),
+                                             ("easy", "backfill", "Backfill"),
+                                             ("lea", "locality/locality", "Locality"),
+                                             ("tioas", "catios/tioas", "Tioas")])
 def test_catalog_name_file_path_and_import_give_the_same_class(tmp_path, monkeypatch, name, file, cls):
     import importlib
     module = "batio.schedulers." + file.replace("/", ".")

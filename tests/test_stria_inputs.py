@@ -14,6 +14,7 @@ from batio.workloads.stria import GiB, concurrent_writers, stria_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("stria_fig4", ROOT / "scripts" / "stria_fig4.py")
+assert _spec is not None and _spec.loader is not None, "scripts/stria_fig4.py cannot be loaded"
 stria_fig4 = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(stria_fig4)
 

@@ -97,6 +97,10 @@ def test_a_failing_run_is_a_row_with_its_error_and_the_sweep_finishes(tmp_path, 
         read_results(tmp_path / "elsewhere", "my.yaml")
 
 
+# The demo workload on the 16-node platform: the keys a configuration needs besides its schedulers.
+ON_DEMO = {"platforms": ["cluster16_pfs"], "workloads": ["demo"]}
+
+
 @pytest.mark.parametrize("config, key, message", [
     ({"platfroms": ["cluster16_pfs"]}, "platfroms", "unknown key"),
     ({"platforms": ["cluster16_pfs"], "workloads": ["demo"]}, "schedulers", "missing"),
@@ -105,14 +109,12 @@ def test_a_failing_run_is_a_row_with_its_error_and_the_sweep_finishes(tmp_path, 
     ({"platforms": ["cluster16_pfs"], "workloads": [{"args": {}}], "schedulers": ["easy"]},
      "workloads[0].generator", "missing"),
     ({"platforms": ["nowhere"], "workloads": ["demo"], "schedulers": ["easy"]}, "platforms[0]", "unknown platform"),
-    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["nosuch"]}, "schedulers", "unknown scheduler"),
-    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["easy"], "baseline": "fcfs"},
-     "baseline", "not a policy"),
-    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": [{"scheduler": "easy", "grid": {"order": "sjf"}}]},
+    ({**ON_DEMO, "schedulers": ["nosuch"]}, "schedulers", "unknown scheduler"),
+    ({**ON_DEMO, "schedulers": ["easy"], "baseline": "fcfs"}, "baseline", "not a policy"),
+    ({**ON_DEMO, "schedulers": [{"scheduler": "easy", "grid": {"order": "sjf"}}]},
      "schedulers[0].grid.order", "non-empty list"),
-    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["easy"], "run_options": {"mode": "fast"}},
-     "run_options.mode", "inprocess or socket"),
-    ({"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["batsched:easy_bf"]}, "engines", "real Batsim"),
+    ({**ON_DEMO, "schedulers": ["easy"], "run_options": {"mode": "fast"}}, "run_options.mode", "inprocess or socket"),
+    ({**ON_DEMO, "schedulers": ["batsched:easy_bf"]}, "engines", "real Batsim"),
 ])
 def test_config_errors_name_the_file_and_the_key(tmp_path, config, key, message):
     path = write_config(tmp_path, config, "bad.yaml")
@@ -260,8 +262,9 @@ def test_io_exclusive_run_option_serialises_the_transfers(tmp_path):
     (tmp_path / "w.json").write_text(json.dumps(TWO_WRITERS))
     times = {}
     for exclusive in (False, True):
-        config = write_config(tmp_path, {"platforms": ["cluster16_pfs"], "workloads": ["w.json"], "schedulers": ["fcfs"],
-                                         "io_slowdown": False, "run_options": {"io_exclusive": exclusive}},
+        config = write_config(tmp_path, {"platforms": ["cluster16_pfs"], "workloads": ["w.json"],
+                                         "schedulers": ["fcfs"], "io_slowdown": False,
+                                         "run_options": {"io_exclusive": exclusive}},
                               f"exclusive-{exclusive}.yaml")
         table, _, _ = run_grid(load_config(config), tmp_path / f"out-{exclusive}", workers=0, progress=False)
         jobs = pd.read_csv(tmp_path / f"out-{exclusive}" / table["run_dir"][0] / "out_jobs.csv")
@@ -274,7 +277,8 @@ def test_io_exclusive_run_option_serialises_the_transfers(tmp_path):
 
 @pytest.mark.parametrize("config, key, message", [
     ({"run_options": {"io_exclusive": "yes"}}, "run_options.io_exclusive", "true or false"),
-    ({"run_options": {"io_exclusive": True}, "engines": ["docker"]}, "run_options.io_exclusive", "embedded engine only"),
+    ({"run_options": {"io_exclusive": True}, "engines": ["docker"]}, "run_options.io_exclusive",
+     "embedded engine only"),
 ])
 def test_io_exclusive_errors(tmp_path, config, key, message):
     path = write_config(tmp_path, {"platforms": ["cluster16_pfs"], "workloads": ["demo"], "schedulers": ["easy"],

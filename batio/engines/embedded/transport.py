@@ -43,7 +43,6 @@ class SocketTransport:
 
     def __init__(self, endpoint, timeout_s, scheduler_alive=lambda: True):
         import zmq
-        self._zmq = zmq
         self.endpoint = endpoint
         self.timeout_s = timeout_s
         self._scheduler_alive = scheduler_alive
