@@ -1,5 +1,6 @@
 """Shared helpers: run a small simulation and read what it wrote."""
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -47,6 +48,16 @@ class FakeBatsim:
 
     def reject_jobs(self, jobs):
         self.rejected += [j.id for j in jobs]
+
+
+def script(name):
+    """scripts/NAME.py loaded as a module (scripts/ is not a package)."""
+    path = Path(__file__).resolve().parent.parent / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, f"{path} cannot be loaded"
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def workload(jobs, profiles, nb_res=16):

@@ -5,17 +5,14 @@ scripts/record_fingerprints.py, on the commit it names). Only the quick
 set runs here; ``scripts/record_fingerprints.py --check --all`` runs every
 recorded point."""
 
-import importlib.util
 import json
 from pathlib import Path
 
+from conftest import script
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("record_fingerprints", ROOT / "scripts" / "record_fingerprints.py")
-assert _spec is not None and _spec.loader is not None, "scripts/record_fingerprints.py cannot be loaded"
-record_fingerprints = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(record_fingerprints)
+record_fingerprints = script("record_fingerprints")
 
 RECORDED = json.loads(record_fingerprints.FINGERPRINTS.read_text())
 QUICK = sorted(key for key, entry in RECORDED["points"].items() if entry["quick"])

@@ -2,16 +2,14 @@
 variant's mean stretch over the evaluated jobs and its improvement over
 FCFS within the same model, whole and split by submission time."""
 
-import importlib.util
 from pathlib import Path
 
+from conftest import script
 import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("locality_ablation", ROOT / "scripts" / "locality_ablation.py")
-locality_ablation = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(locality_ablation)
+locality_ablation = script("locality_ablation")
 
 
 def table(rows):

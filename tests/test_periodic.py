@@ -5,7 +5,7 @@ import json
 import math
 
 from batsim.batsim import Job
-from conftest import TESTS, TINY
+from conftest import TESTS, TINY, script
 import numpy as np
 import pandas as pd
 import pytest
@@ -303,14 +303,11 @@ def test_invalid_scheduler_options_are_clear_errors():
 def test_the_table_step_measures_the_sweeps_runs(tmp_path):
     """The paper's exclusive-I/O config cut to one workload of 20 jobs, run by ``batio sweep``;
     the step's summary and tables are the runs' schedules measured by hand."""
-    import importlib.util
 
     import yaml
 
     from batio.sweep import load_config, run_grid
-    spec = importlib.util.spec_from_file_location("periodic_experiments", ROOT / "scripts" / "periodic_experiments.py")
-    step = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(step)
+    step = script("periodic_experiments")
     config = yaml.safe_load((ROOT / "scripts" / "sweeps" / "periodic_lessons.yaml").read_text())
     config["workloads"] = [{**config["workloads"][-1], "args": {"family": "U-No", "alpha": 0.8, "jobs": 20}}]
     config["seeds"] = [1]

@@ -2,10 +2,10 @@
 platforms/stria15_lustre*.xml, scripts/stria_fig4.py)."""
 
 from collections import Counter
-import importlib.util
 import json
 from pathlib import Path
 
+from conftest import script
 import pytest
 
 from batio.schedulers.jobio import bytes_moved, storage_labels
@@ -13,10 +13,7 @@ from batio.sweep import load_config, run_grid
 from batio.workloads.stria import GiB, concurrent_writers, stria_workload
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("stria_fig4", ROOT / "scripts" / "stria_fig4.py")
-assert _spec is not None and _spec.loader is not None, "scripts/stria_fig4.py cannot be loaded"
-stria_fig4 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(stria_fig4)
+stria_fig4 = script("stria_fig4")
 
 WAVE_MIX = {
     1: {"write8": 30, "sleep": 60},

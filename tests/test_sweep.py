@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from conftest import script
 import pandas as pd
 import pytest
 
@@ -288,15 +289,6 @@ def test_io_exclusive_errors(tmp_path, config, key, message):
     assert str(raised.value).startswith(f"{path}, field '{key}': ")
 
 
-def _script(name):
-    import importlib.util
-    path = ROOT / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_sweep_turns_on_the_batsim_features_its_schedulers_need(tmp_path):
     from batio.sweep.run import _spec
     config = tmp_path / "locality.yaml"
@@ -345,7 +337,7 @@ def test_periodic_configs_make_the_experiments_runs(tmp_path, config, exclusive,
 
 
 def test_equilibrio_config_is_the_scripts_grid(tmp_path):
-    experiments = _script("equilibrio_experiments")
+    experiments = script("equilibrio_experiments")
     runs = plan(load_config(ROOT / "scripts" / "sweeps" / "equilibrio_alpha.yaml"), tmp_path)
     policies = [run for run in runs if run.kind == "policy"]
     assert len(runs) == 51 and len(policies) == 48  # 16 configurations x 3 seeds, 3 reference runs
