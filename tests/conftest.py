@@ -19,8 +19,9 @@ TINY = DATA / "tiny.xml"
 
 
 def pytest_configure(config):
-    """Most tests run the embedded engine: on a SimGrid it refuses (Debian 13's
-    4.0 hangs it), stop in its one line rather than hang CI until its limit."""
+    """Most tests run the embedded engine: on a SimGrid it refuses (one whose
+    bindings hang on reading progress, and whose C function batio cannot
+    find), stop in its one line rather than fail every test."""
     try:
         _import_simgrid_quietly()
     except EngineError as refused:

@@ -137,3 +137,64 @@ def test_only_the_server_samples(tmp_path, simulate_workload):
                             options={"probe": str(probe)})
     assert run.jobs.loc["A", "finish_time"] == pytest.approx(15, abs=1e-6)
     assert json.loads(probe.read_text()) == ["server"]
+
+
+READERS = '''
+import sys
+
+import simgrid as sg
+
+from batio.engines.embedded.iotimeline import remaining_ratio
+
+execs, reads = [], []
+
+
+def job(nb_bytes):
+    ptask = sg.this_actor.exec_init([sg.Host.by_name("n0"), sg.Host.by_name("pfs")], [0.0, 0.0],
+                                    [0.0, nb_bytes, 0.0, 0.0])
+    execs.append(ptask)
+    ptask.start()
+    ptask.wait()
+
+
+def reader():
+    sg.this_actor.sleep_for(2.0)
+    reads.extend(remaining_ratio(ptask) for ptask in execs)
+    if sys.argv[2] == "both":
+        reads.extend(ptask.remaining_ratio for ptask in execs)
+
+
+def due_with_the_reader():
+    sg.this_actor.sleep_for(2.0)
+
+
+engine = sg.Engine(sys.argv[:1])
+engine.load_platform(sys.argv[1])
+for nb_bytes in (1e9, 5e8):
+    sg.Actor.create("job", sg.Host.by_name("n0"), job, nb_bytes)
+sg.Actor.create("reader", sg.Host.by_name("master_host"), reader)
+if sys.argv[2] == "busy":
+    sg.Actor.create("other", sg.Host.by_name("master_host"), due_with_the_reader)
+engine.run()
+print(*reads)
+'''
+
+
+@pytest.mark.parametrize("case", ["both", "busy"])
+def test_progress_is_read_as_the_bindings_read_it_without_hanging(tmp_path, case):
+    """remaining_ratio calls SimGrid's C function, without the GIL: "both"
+    compares it with the bindings' property where that cannot hang (no other
+    actor due), "busy" reads with another actor due in the same round, which
+    hangs Debian 13's and Ubuntu 24.04's property (iotimeline)."""
+    import subprocess
+    import sys
+    platform = tmp_path / "p.xml"
+    platform.write_text(PLATFORM)
+    script = tmp_path / "readers.py"
+    script.write_text(READERS)
+    done = subprocess.run([sys.executable, str(script), str(platform), case], capture_output=True, text=True,
+                          timeout=120, check=True)
+    reads = [float(value) for value in done.stdout.split()]
+    # Both transfers started and share the link: the larger has more left (in SimGrid's own units).
+    assert len(reads) == (4 if case == "both" else 2) and reads[0] > reads[1] > 0
+    assert reads[2:] in ([], reads[:2])

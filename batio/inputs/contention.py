@@ -162,6 +162,10 @@ class ContentionModel:
                                          "goes on a storage host or on a <link>", field=declared)
             read, write = _curves(props, source, where)
             host = hosts[name]
+            # SimGrid 3.35 and 4.0 know a <cluster>'s way out of its zone only once
+            # the platform is sealed (route_to raised IndexError: unordered_map::at);
+            # run() would seal it anyway, and nothing before run changes it.
+            engine.netzone_root.seal()
             if write is not None:
                 regulate(_narrowest_shared([c.route_to(host)[0] for c in compute], nearest_last=True,
                                            source=source, where=where, direction=WRITE), WRITE, write, where)

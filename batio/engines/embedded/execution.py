@@ -7,6 +7,7 @@ import math
 
 import simgrid as sg
 
+from batio.engines.embedded.iotimeline import remaining_ratio
 from batio.engines.embedded.wire import as_batsim_writes
 from batio.errors import InputError, SchedulerError
 from batio.inputs.contention import READ, WRITE
@@ -62,7 +63,7 @@ class JobExecution:
         cancelled. Returns (progress, whether a ptask was cancelled). The
         ptask's progress is read once, as Batsim reads it (``iotimeline``
         says why no other SimGrid call may come before the cancel)."""
-        ratio_left = self.ptask.remaining_ratio if self.ptask is not None else None
+        ratio_left = remaining_ratio(self.ptask) if self.ptask is not None else None
         progress = self._progress_of(0, self.record.job.profile, ratio_left)
         if self.ptask is None:
             return progress, False
@@ -77,7 +78,7 @@ class JobExecution:
         ptask runs on until the job actor ends, after its JOB_COMPLETED.
         """
         if self.timed_out is not None:
-            self.sim.io.interrupted(self.timed_out, self.timed_out.remaining_ratio)
+            self.sim.io.interrupted(self.timed_out, remaining_ratio(self.timed_out))
             self.timed_out.cancel()
             self.timed_out = None
             _give_back(self.timed_out_locks)

@@ -25,14 +25,52 @@ whichever round it asks in. The server handles a message at every
 transfer's start (EXECUTE_JOB) and one message latency after every end
 (JOB_COMPLETED): the windows close there. ``start``, ``completed`` and
 ``interrupted`` only account.
+
+SimGrid 3.35 and 4.0's Python bindings read ``Exec.remaining_ratio`` while
+holding Python's GIL; their actors are threads, so the hand-over to maestro
+deadlocks as soon as another actor is due in the same scheduling round (it
+waits for the GIL, the reader waits for it). ``remaining_ratio`` below calls
+the same SimGrid function through its C API, which ctypes calls without the
+GIL, as 3.32's bindings do: same call, same hand-over, same values.
 """
 
 import csv
+import ctypes
+import functools
 import math
 
 from batio.outfiles import writing
 
 _PRECISION = 1e-6  # fraction of a transfer below which SimGrid's leftovers are noise
+
+
+@functools.cache
+def _c_remaining_ratio(bindings):
+    """SimGrid's ``sg_exec_get_remaining_ratio``, found through the bindings'
+    module file (dlsym also searches the libsimgrid it links), or None."""
+    try:
+        function = ctypes.CDLL(bindings).sg_exec_get_remaining_ratio
+    except (OSError, AttributeError):
+        return None
+    function.restype = ctypes.c_double
+    function.argtypes = [ctypes.c_void_p]
+    return function
+
+
+def progress_readable(simgrid):
+    """Whether ``remaining_ratio`` can read without the GIL (run.check_simgrid asks where the bindings keep it)."""
+    return _c_remaining_ratio(simgrid.__file__) is not None
+
+
+def remaining_ratio(activity):
+    """``activity.remaining_ratio``, read without holding the GIL (see above)."""
+    import simgrid
+    function = _c_remaining_ratio(simgrid.__file__)
+    if function is None:
+        return activity.remaining_ratio
+    # A pybind11 object of a class with one C++ base holds the C++ pointer
+    # right after its Python header (pybind11's instance::simple_value_holder).
+    return function(ctypes.c_void_p.from_address(id(activity) + object.__basicsize__).value)
 
 
 class IoTimeline:
@@ -83,7 +121,7 @@ class IoTimeline:
         """Sample the running transfers and write the window ending at ``now``."""
         # Reading a ratio is a SimGrid call during which other actors may run
         # (and end transfers): read first, then account what is still there.
-        ratios = [(activity, activity.remaining_ratio) for activity in list(self._active)]
+        ratios = [(activity, remaining_ratio(activity)) for activity in list(self._active)]
         for activity, ratio in ratios:
             if activity in self._active:
                 self._account(activity, ratio)

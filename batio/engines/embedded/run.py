@@ -18,6 +18,7 @@ import traceback
 
 from batio import __version__
 from batio.engines.processes import SignalListener, adopt_orphans, die_with_parent, end_descendants, signal_group
+from batio.engines.embedded.iotimeline import progress_readable
 from batio.errors import (
     BatioError,
     EngineError,
@@ -34,15 +35,13 @@ from batio.outfiles import writing
 OUTPUT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_io.csv", "_run.json")
 
 
-# SimGrid releases whose Python bindings cannot run this engine, and why. 4.1.0
-# (PyPI's `simgrid` 4.1) declares Exec.remaining_ratio with a GIL release that
-# pybind11 2 ignores (pybind11 3 refuses to compile it): reading a transfer's
-# progress then keeps the GIL through a hand-over to maestro, and the run hangs
-# at its first I/O sample, using no CPU (seen here on the demo). 4.0.0 (Debian
-# 13's python3-simgrid) and 3.35.0 (Ubuntu 24.04's) hang the same way: the demo
-# waits on futexes with no CPU, and ends normally with --io-sample-period 1e9
-# (docs/systems.md).
-_HANGS = "its Python bindings hang on reading a transfer's progress (Exec.remaining_ratio keeps the GIL)"
+# SimGrid releases whose Python bindings read Exec.remaining_ratio holding the
+# GIL: 3.35.0 (Ubuntu 24.04's python3-simgrid), 4.0.0 (Debian 13's) and 4.1.0
+# (PyPI's `simgrid` 4.1, a GIL release that pybind11 2 ignores). The engine
+# then hangs on its first read while another actor is due (iotimeline), unless
+# it can call SimGrid's C function instead, which it does wherever it finds it.
+_HANGS = ("its Python bindings hang on reading a transfer's progress (Exec.remaining_ratio keeps the GIL) "
+          "and its C function sg_exec_get_remaining_ratio cannot be found")
 UNUSABLE_SIMGRIDS = {"3.35.0": _HANGS, "4.0.0": _HANGS, "4.1.0": _HANGS}
 
 
@@ -67,10 +66,10 @@ def _import_simgrid_quietly():
 def check_simgrid(simgrid):
     """Refuse, in one line, a SimGrid whose bindings are known not to run this engine."""
     version = getattr(simgrid, "simgrid_version", "unknown")
-    if version in UNUSABLE_SIMGRIDS:
-        raise EngineError(f"SimGrid {version} ({simgrid.__file__}): {UNUSABLE_SIMGRIDS[version]}. Use Debian 12's "
-                          "python3-simgrid (3.32, what batio is tested with), SimGrid's development branch "
-                          "(4.1.1, docs/performance.md), the container image (README) or --engine batsim")
+    if version in UNUSABLE_SIMGRIDS and not progress_readable(simgrid):
+        raise EngineError(f"SimGrid {version} ({simgrid.__file__}): {UNUSABLE_SIMGRIDS[version]}. Use the "
+                          "python3-simgrid of Debian 12 or 13 or Ubuntu 24.04 (docs/systems.md), the container "
+                          "image (docs/containers.md) or --engine batsim")
 
 
 def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
