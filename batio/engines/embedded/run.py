@@ -17,8 +17,8 @@ import time
 import traceback
 
 from batio import __version__
-from batio.engines.processes import SignalListener, adopt_orphans, die_with_parent, end_descendants, signal_group
 from batio.engines.embedded.iotimeline import progress_readable
+from batio.engines.processes import SignalListener, adopt_orphans, die_with_parent, end_descendants, signal_group
 from batio.errors import (
     BatioError,
     EngineError,
