@@ -12,6 +12,7 @@ import asyncio
 import base64
 import json
 import logging
+import os
 from pathlib import Path
 import shutil
 import subprocess
@@ -24,13 +25,23 @@ from tornado.websocket import websocket_connect
 from batio.errors import EngineError
 
 log = logging.getLogger(__name__)
+SNAP_CHROMIUM = "/snap/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
          "--remote-debugging-port=0", "--window-size=1400,1000"]
 
 
 def chromium():
-    """The path of a Chromium binary, or None."""
-    return next(filter(None, (shutil.which(name) for name in ("chromium", "chromium-browser"))), None)
+    """The path of a Chromium that can run here, or None."""
+    found = (shutil.which(name) for name in ("chromium", "chromium-browser"))
+    return next((path for path in found if path and not _snap_stub(path)), None)
+
+
+def _snap_stub(path):
+    """Whether ``path`` is Ubuntu's launcher of the Chromium snap while the snap
+    is absent (always so in a chroot or a container): it only prints advice."""
+    with open(path, "rb") as launcher:
+        head = launcher.read(4096)
+    return SNAP_CHROMIUM.encode() in head and not os.path.exists(SNAP_CHROMIUM)
 
 
 class Page:

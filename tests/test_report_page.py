@@ -139,3 +139,16 @@ def test_beyond_the_limit_the_page_aggregates_and_zooming_in_draws_jobs(run, tmp
     for line in expected:
         assert line in text, (line, text)
     assert zoomed_out == 0
+
+
+def test_ubuntus_snap_launcher_without_the_snap_is_no_browser(tmp_path, monkeypatch):
+    """Ubuntu 24.04's chromium-browser only runs the snap, which a chroot lacks."""
+    stub = tmp_path / "chromium-browser"
+    stub.write_text('#!/bin/sh\nif ! [ -x /snap/bin/chromium ]; then\n  echo "Command requires the chromium snap"\n'
+                    '  exit 1\nfi\nexec /snap/bin/chromium "$@"\n')
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert headless.chromium() is None
+    (tmp_path / "chromium").write_text("#!/bin/sh\nexec /usr/lib/chromium/chromium \"$@\"\n")
+    (tmp_path / "chromium").chmod(0o755)
+    assert headless.chromium() == str(tmp_path / "chromium")
