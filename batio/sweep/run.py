@@ -137,7 +137,8 @@ def dask_client(workers=None, scheduler_address=None):
     cluster = None
     if scheduler_address:
         try:
-            client = Client(scheduler_address, timeout="10s")
+            # 30 s, not Dask's 10: a loaded 2-core machine took longer to answer.
+            client = Client(scheduler_address, timeout="30s")
         except ValueError as error:  # not an address: Dask's own message names what it expected
             raise InputError("--scheduler-address", f"{scheduler_address!r} is not a Dask scheduler address "
                                                     f"({error}); expected e.g. tcp://10.0.0.1:8786") from None
