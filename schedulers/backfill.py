@@ -14,7 +14,8 @@ from procset import ProcSet
 
 from batio.schedulers.jobio import job_storage_mapping
 from batio.schedulers.options import Declared, Option
-from batio.schedulers.reservation import ReservationTracker, RunningJob, RunningJobsTracker, Slot
+from batio.schedulers.reservation import ReservationTracker, RunningJob, Slot
+from batio.schedulers.running import RunningJobsTracker
 
 
 def time_limit(job: Job) -> float:

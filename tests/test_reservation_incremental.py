@@ -13,8 +13,8 @@ from batio.schedulers.reservation import (
     OverAllocation,
     ReservationTracker,
     RunningJob,
-    RunningJobsTracker,
 )
+from batio.schedulers.running import RunningJobsTracker
 
 HOSTS = ProcSet((0, 2), (5, 6), 9, (12, 15))  # gaps between ids exercise the id <-> bit mapping
 

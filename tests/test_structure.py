@@ -78,7 +78,7 @@ def test_the_core_knows_no_paper(graph):
 def test_every_paper_module_sits_in_its_papers_package():
     """schedulers/ itself holds the generic policy and the kit policies are made of."""
     assert {path.name for path in PACKAGES["batio.schedulers"].glob("*.py")} == {
-        "__init__.py", "backfill.py", "jobio.py", "options.py", "reservation.py"}
+        "__init__.py", "backfill.py", "jobio.py", "options.py", "reservation.py", "running.py"}
 
 
 def reached_by_policies(graph):
