@@ -1,37 +1,8 @@
-"""Aggregate storage throughput over time, measured in the simulation.
-
-Batsim has no such output, but every I/O paper plots it. When at least one
-period (1 s by default) has passed since the last sample, the next sample
-(below: where the server handles a message) reads the progress of every
-running transfer, and what the storage hosts moved since is written as
-one row: the exact average read and write throughput over that window
-(spread evenly over it, which is exact as long as no other job's phase
-changed the rates inside it).
-A transfer that ends between samples is accounted without reading SimGrid
-(what it had left is done). Sampling never adds simulation steps of its
-own: a timer would make SimGrid update every transfer more often, and its
-rounding would then move job times.
-
-Reading a transfer's progress is a SimGrid call, which hands the actor
-over to SimGrid's maestro and back. Batsim's actors make no such call, so
-an actor that read progress before posting a message or starting an
-activity would do so a scheduling round later than Batsim's, though at the
-same simulated time: messages of one instant would reach the server in
-another order, and be handed to the scheduler in other calls. So only the
-engine's server samples (``sample_if_due``), just before it waits for its
-next message: it has then decided everything of the message it handled,
-and the message it waits for is matched at the same simulated time
-whichever round it asks in. The server handles a message at every
-transfer's start (EXECUTE_JOB) and one message latency after every end
-(JOB_COMPLETED): the windows close there. ``start``, ``completed`` and
-``interrupted`` only account.
-
-SimGrid 3.35 and 4.0's Python bindings read ``Exec.remaining_ratio`` while
-holding Python's GIL; their actors are threads, so the hand-over to maestro
-deadlocks as soon as another actor is due in the same scheduling round (it
-waits for the GIL, the reader waits for it). ``remaining_ratio`` below calls
-the same SimGrid function through its C API, which ctypes calls without the
-GIL, as 3.32's bindings do: same call, same hand-over, same values.
+"""Aggregate storage throughput over time, measured in the simulation
+(``PREFIX_io.csv``: Batsim has no such output, but every I/O paper plots it).
+Only the server samples, just before it waits for its next message, and a
+transfer's progress is read through SimGrid's C function: docs/internals.md,
+section batio/engines/embedded/iotimeline.py, says why.
 """
 
 import csv
