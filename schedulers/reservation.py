@@ -390,7 +390,7 @@ class ReservationTracker:
 
     def _bandwidth_fits(self, first: int, end: float, checks: list) -> bool:
         stop = bisect_left(self._times, end, first + 1)
-        return all(self._profile[row, first:stop].max() <= cap for row, cap in checks)
+        return all(np.max(self._profile[row, first:stop]) <= cap for row, cap in checks)
 
     def _check_fits(self, key, start, end, mask, bandwidth) -> None:
         taken = mask & ~self._window(self._segment(start), end, 0)[0]
@@ -401,7 +401,7 @@ class ReservationTracker:
                                  f"{self._hosts_of(taken)} already reserved by {', '.join(holders)}")
         first, stop = self._segment(start), bisect_left(self._times, end)
         for row, cap in self._checks(bandwidth):
-            peak = self._profile[row, first:stop].max()
+            peak = np.max(self._profile[row, first:stop])
             if peak > cap:
                 name = self._names[row - 2]
                 raise OverAllocation(

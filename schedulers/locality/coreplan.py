@@ -91,7 +91,7 @@ class CoreAvailability(CoreTimes):
         """Index of the last job that could still start now (-1 if none): one
         needing at most the most free cores a node has now. Reservations only
         take cores, so a job failing this test cannot start in this round."""
-        free_now = (self.avail <= self.now).sum(axis=1).max()
+        free_now = np.max((self.avail <= self.now).sum(axis=1))
         fits = np.flatnonzero(cores <= free_now)
         return int(fits[-1]) if len(fits) else -1
 

@@ -135,7 +135,7 @@ class AdjustedTracker:
         """The highest level over [start, end)."""
         first = self._segment(start)
         stop = max(int(self._t[:self._size].searchsorted(end, "left")), first + 1)
-        return float(self._v[first:stop].max())
+        return float(np.max(self._v[first:stop]))
 
     def earliest_at_most(self, level: float, t_min: float, duration: float,
                          latest: float | None = None) -> float | None:
@@ -146,7 +146,7 @@ class AdjustedTracker:
         first = self._segment(t_min)
         cap = level + 1e-9 * max(1.0, abs(level), self._scale)
         stop = max(int(times[:size].searchsorted(t_min + duration, "left")), first + 1)
-        if self._v[first:stop].max() <= cap:   # fits at t_min: the usual answer
+        if np.max(self._v[first:stop]) <= cap:   # fits at t_min: the usual answer
             return t_min if latest is None or t_min <= latest else None
         blocked = np.flatnonzero(self._v[first:size] > cap) + first
         # Candidates: t_min, then the end of each blocked segment; each must
