@@ -22,7 +22,7 @@ from plotly.offline import get_plotlyjs
 from batio import __version__, metrics, report
 from batio.errors import InputError
 from batio.html_charts import distributions, gantt_figure, small_multiples, span_of
-from batio.schedule_data import check_run, load_run
+from batio.schedule_data import load_run
 
 log = logging.getLogger(__name__)
 PAGE = "report.html"
@@ -158,15 +158,15 @@ def write_run_page(folder, tau=metrics.DEFAULT_BSLD_TAU):
     return page.write(Path(folder) / PAGE)
 
 
-def _group_section(page, out, results, keys, group, baseline):
-    """One platform x workload x engine group: table, differences, charts."""
-    page.add(f"<h2>{html.escape(str(keys[1]))} on {html.escape(str(keys[0]))} ({html.escape(str(keys[2]))} "
-             f"engine)</h2><p>{html.escape(report.replica_note(group))}</p>"
-             + _table(*report.table_cells(group, baseline)))
-    if baseline is not None and int(group["runs_ok"].min()) >= 2:
+def _group_section(page, view, per_job, out, baseline):
+    """One platform x workload x engine group (a report.GroupView): table, differences, charts."""
+    platform, workload, engine = (html.escape(str(key)) for key in view.keys)
+    page.add(f"<h2>{workload} on {platform} ({engine} engine)</h2><p>{html.escape(view.note)}</p>"
+             + _table(*view.cells))
+    if view.differences is not None:
         page.add(f"<p>Paired differences to {html.escape(baseline)}, replica by replica:</p>"
-                 + _table(*report.difference_cells(group, baseline)))
-    ok = results[results["status"] == "ok"]
+                 + _table(*view.differences))
+    ok = view.runs[view.runs["status"] == "ok"]
     if ok.empty:
         page.add("<p>No successful run: no charts.</p>")
         return []
@@ -175,7 +175,7 @@ def _group_section(page, out, results, keys, group, baseline):
     end = span_of(runs)
     samples = {"slowdown": {}, "bounded slowdown": {}, "I/O slowdown": {}}
     for policy, replicas in ok.groupby("policy", sort=False):
-        values = [report.per_job_values(out, row) for row in replicas.itertuples()]
+        values = [per_job[row.run_id] for row in replicas.itertuples()]
         for index, title in enumerate(samples):
             samples[title][policy] = pd.concat([value[index] for value in values]) if values else []
     seed_note = "" if shown["seed"].isna().all() else f", seed {shown['seed'].dropna().min()}"
@@ -183,30 +183,26 @@ def _group_section(page, out, results, keys, group, baseline):
     for row in shown.itertuples():
         run = runs[row.policy]
         page.notes(run.notes)
-        io = report.per_job_values(out, row)[2]
+        io = per_job[row.run_id][2]
         page.figure(*gantt_figure(run, f"{row.policy}{seed_note}", end, dict(zip(io.index.astype(str), io))))
     page.figure(small_multiples(runs, end))
     page.add("<p>Distributions over the evaluated jobs of all replicas.</p>")
     page.figure(distributions(samples))
     # The inputs of every run of the group (each seed's workload), not only of those drawn.
-    return [record for record in (metrics.run_record(out / row.run_dir / "out") for row in results.itertuples())
+    return [record for record in (metrics.run_record(out / row.run_dir / "out") for row in view.runs.itertuples())
             if record is not None]
 
 
-def write_folder_page(results, out, baseline=None, title="comparison"):
-    """OUT/report/report.html for a comparison's or a sweep's results; returns its path."""
+def write_folder_page(data, out, title="comparison"):
+    """OUT/report/report.html from the report.ReportData of a comparison's or a sweep's results; returns its path."""
     out = Path(out)
-    for row in results.itertuples():
-        if row.status == "ok":
-            check_run(out / row.run_dir / "out")
-    summary = report.summary_table(results, baseline)
+    results, baseline = data.results, data.baseline
     page = Page(f"batio {title}")
     page.add(_made_by() + f"<p>{len(results)} runs, {int((results['status'] == 'ok').sum())} succeeded."
              + (f" Ratios (x) are to <b>{html.escape(baseline)}</b>." if baseline else "") + "</p>")
     records = []
-    for keys, group in report.groups_of(summary):
-        in_group = results[(results[report.GROUP_KEYS] == pd.Series(dict(zip(report.GROUP_KEYS, keys)))).all(axis=1)]
-        records += _group_section(page, out, in_group, keys, group, baseline)
+    for view in data.groups:
+        records += _group_section(page, view, data.per_job, out, baseline)
     page.add("<h2>Inputs</h2>" + _inputs(records))
     page.add(f"<h2>Definitions</h2><pre>{html.escape(report.DEFINITIONS)}</pre>")
     (out / "report").mkdir(parents=True, exist_ok=True)
@@ -220,8 +216,8 @@ def write_page(folder, baseline=None):
         results = pd.read_csv(folder / "results.csv")
         if baseline is not None and baseline not in set(results["policy"]):
             raise InputError("--baseline", f"{baseline!r} is not a policy of {folder / 'results.csv'}")
-        return write_folder_page(results, folder, baseline or results["policy"].iloc[0],
-                                 title=f"results of {folder.name}")
+        data = report.report_data(results, folder, baseline or results["policy"].iloc[0])
+        return write_folder_page(data, folder, title=f"results of {folder.name}")
     if (folder / "out_jobs.csv").is_file() or (folder / "out_run.json").is_file():
         return write_run_page(folder)
     raise InputError(folder, "not a batio output folder: no out_jobs.csv (a run) and no results.csv "

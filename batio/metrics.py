@@ -174,3 +174,22 @@ def job_io_slowdowns(prefix, reference_prefix):
     both = both[both["execution_time_alone"] > 0]
     return pd.Series((both["execution_time"] / both["execution_time_alone"]).to_numpy(),
                      index=both["job_id"].to_numpy(), name="io_slowdown")
+
+
+def per_job_values(out, row):
+    """(slowdowns, bounded slowdowns, I/O slowdowns by job id) of the evaluated jobs of one run, a row of
+    a sweep's results table (batio.sweep.results) in the folder ``out``; no I/O slowdown without a reference run."""
+    prefix = out / row.run_dir / "out"
+    jobs = measured_jobs(prefix)
+    tau = getattr(row, "bsld_tau", DEFAULT_BSLD_TAU)
+    bounded = bounded_slowdowns(jobs, DEFAULT_BSLD_TAU if pd.isna(tau) else float(tau))
+    reference = _reference_dir(out, row.reference_run)
+    io = job_io_slowdowns(prefix, reference / "out") if reference is not None else pd.Series(dtype=float)
+    return jobs["stretch"].dropna(), bounded.dropna(), io
+
+
+def _reference_dir(out, reference_run):
+    if not isinstance(reference_run, str) or not reference_run:
+        return None
+    folder = out / "runs" / reference_run
+    return folder if (folder / "out_jobs.csv").exists() else None

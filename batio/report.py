@@ -13,6 +13,7 @@ policies are compared on the same inputs, over replicas: the seeds of a
 generated workload, or the windows of a trace (seed k is window k).
 """
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 import math
 from pathlib import Path
@@ -20,10 +21,11 @@ import shutil
 
 import pandas as pd
 
-from batio import __version__, metrics, plots, uncertainty
-from batio.metrics import DEFAULT_BSLD_TAU, METRICS, job_io_slowdowns
+from batio import __version__, plots, uncertainty
+from batio.metrics import METRICS, per_job_values
 from batio.names import slug
 from batio.outfiles import write_text, written
+from batio.schedule_data import check_run
 from batio.tables import markdown_table
 
 GROUP_KEYS = ["platform", "workload", "engine"]
@@ -230,13 +232,68 @@ def groups_of(summary):
     return [(tuple(keys), group) for keys, group in summary.groupby(GROUP_KEYS, sort=False, dropna=False)]
 
 
+# -- what both reports show ------------------------------------------------------------------
+@dataclass(frozen=True)
+class GroupView:
+    """One platform x workload x engine group as report.md and report.html show it, computed once:
+    its summary rows and runs, the replica note, the summary cells, the paired-difference cells
+    (None without a baseline or under 2 replicas)."""
+
+    keys: tuple
+    summary: pd.DataFrame
+    runs: pd.DataFrame
+    note: str
+    cells: tuple
+    differences: tuple | None
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """A comparison's or a sweep's results (``results.gather``'s table) with their summary, group views
+    and ``metrics.per_job_values`` of each successful run by run id."""
+
+    results: pd.DataFrame
+    baseline: str | None
+    summary: pd.DataFrame
+    groups: list
+    per_job: dict
+
+
+def report_data(results, out, baseline=None):
+    """The ReportData of ``results`` in the sweep folder ``out``; InputError when a successful run's outputs
+    are incomplete (batio.schedule_data.check_run)."""
+    out = Path(out)
+    per_job = {}
+    for row in results[results["status"] == "ok"].itertuples():
+        check_run(out / row.run_dir / "out")
+        per_job[row.run_id] = per_job_values(out, row)
+    summary = summary_table(results, baseline)
+    groups = []
+    for keys, group in groups_of(summary):
+        runs = results[(results[GROUP_KEYS] == pd.Series(dict(zip(GROUP_KEYS, keys)))).all(axis=1)]
+        paired = baseline is not None and int(group["runs_ok"].min()) >= 2
+        groups.append(GroupView(keys, group, runs, replica_note(group), table_cells(group, baseline),
+                                difference_cells(group, baseline) if paired else None))
+    return ReportData(results, baseline, summary, groups, per_job)
+
+
 # -- figures ------------------------------------------------------------------------------
-def _figures(results, out, keys, figures_dir, report_dir):
-    """Figures of one group; returns Markdown lines linking them."""
+def _figures(view, per_job, out, report_dir, several):
+    """Figures of one group, in its own folder when there are ``several``; returns (the path of its
+    intervals figure, None without paired differences; Markdown lines linking the others)."""
+    platform, workload, engine = view.keys
+    workload_platform = f"{workload} / {platform}"
+    figures_dir = report_dir / "figures" / (slug(f"{workload}-{platform}-{engine}") if several else "")
+    intervals = None
+    if view.differences is not None:
+        figures_dir.mkdir(parents=True, exist_ok=True)
+        intervals = plots.metric_intervals(view.summary, JUDGED, {m: SHOWN[m][0] for m in JUDGED},
+                                           figures_dir / "intervals.png", f"{workload} on {platform}: means "
+                                           "and 95 % intervals over replicas")
     figures_dir.mkdir(parents=True, exist_ok=True)
-    ok = results[results["status"] == "ok"]
+    ok = view.runs[view.runs["status"] == "ok"]
     if ok.empty:
-        return ["No successful run: no figures."]
+        return intervals, ["No successful run: no figures."]
     # One run per policy for the time-based figures: the smallest seed.
     shown = ok.sort_values("seed", na_position="first").groupby("policy", sort=False).head(1)
     prefixes = {row.policy: out / row.run_dir / "out" for row in shown.itertuples()}
@@ -245,43 +302,25 @@ def _figures(results, out, keys, figures_dir, report_dir):
     lines = []
     for policy, prefix in prefixes.items():
         path = figures_dir / f"gantt-{slug(policy)}.png"
-        plots.allocation_and_throughput(prefix, path, f"{policy} on {keys[1]} / {keys[0]}{seed_note}", end)
+        plots.allocation_and_throughput(prefix, path, f"{policy} on {workload_platform}{seed_note}", end)
         lines.append(f"![{policy}: node allocation and storage throughput]({path.relative_to(report_dir)})")
     path = plots.utilisation_over_time(prefixes, figures_dir / "utilisation.png",
-                                       f"utilisation over time, {keys[1]} / {keys[0]}{seed_note}", end)
+                                       f"utilisation over time, {workload_platform}{seed_note}", end)
     lines.append(f"![utilisation over time]({path.relative_to(report_dir)})")
     slowdowns, io_slowdowns = {}, {}
     for policy, runs in ok.groupby("policy", sort=False):
-        values = [per_job_values(out, row) for row in runs.itertuples()]
+        values = [per_job[row.run_id] for row in runs.itertuples()]
         slowdowns[policy] = [v for stretch, _, _ in values for v in stretch]
         io_slowdowns[policy] = [v for _, _, io in values for v in io]
     path = plots.slowdown_distributions(slowdowns, io_slowdowns, figures_dir / "slowdown.png",
-                                        f"per-job slowdowns, {keys[1]} / {keys[0]} (evaluated jobs, all replicas)")
+                                        f"per-job slowdowns, {workload_platform} (evaluated jobs, all replicas)")
     lines.append(f"![per-job slowdown distributions]({path.relative_to(report_dir)})")
-    return lines
-
-
-def per_job_values(out, row):
-    """(slowdowns, bounded slowdowns, I/O slowdowns by job id) of the evaluated jobs of one
-    run of ``results`` (a row); no I/O slowdown without a reference run."""
-    prefix = out / row.run_dir / "out"
-    jobs = metrics.measured_jobs(prefix)
-    tau = getattr(row, "bsld_tau", DEFAULT_BSLD_TAU)
-    bounded = metrics.bounded_slowdowns(jobs, DEFAULT_BSLD_TAU if pd.isna(tau) else float(tau))
-    reference = _reference_dir(out, row.reference_run)
-    io = job_io_slowdowns(prefix, reference / "out") if reference is not None else pd.Series(dtype=float)
-    return jobs["stretch"].dropna(), bounded.dropna(), io
-
-
-def _reference_dir(out, reference_run):
-    if not isinstance(reference_run, str) or not reference_run:
-        return None
-    folder = out / "runs" / reference_run
-    return folder if (folder / "out_jobs.csv").exists() else None
+    return intervals, lines
 
 
 # -- the report ----------------------------------------------------------------------------
-def _inputs_section(results):
+def _input_rows(results):
+    """The rows of the Inputs table: each platform, workload and scheduler with its file and SHA-256."""
     rows = set()
     for row in results.itertuples():
         rows.add(("platform", row.platform, row.platform_file, row.platform_sha256))
@@ -291,60 +330,63 @@ def _inputs_section(results):
         sha = runs["scheduler_sha256"].iloc[0]
         rows.add(("scheduler", ", ".join(dict.fromkeys(runs["policy"])), scheduler,
                   sha if isinstance(sha, str) else "-"))
-    return markdown_table(["input", "used by", "file", "SHA-256"], sorted(rows, key=lambda r: (r[0], str(r[1]))))
+    return sorted(rows, key=lambda r: (r[0], str(r[1])))
 
 
-def write_report(results, out, baseline=None, title="comparison", made_from=None):
-    """Write OUT/report (see the module doc); return the path of report.md."""
-    out = Path(out)
-    report_dir = out / "report"
+def _failed_rows(results):
+    """The rows of the Failed runs table: each failed run, and each reference run without which a
+    policy run has no I/O slowdown."""
+    failed = [(row.policy, row, row.error) for row in results.itertuples() if row.status != "ok"]
+    failed += [("reference run (jobs alone): no I/O slowdown", row, row.reference_error)
+               for row in results.drop_duplicates("reference_run").itertuples()
+               if isinstance(getattr(row, "reference_error", ""), str) and row.reference_error]
+    return [[what, row.workload, "-" if pd.isna(row.seed) else row.seed, row.platform, row.engine,
+             str(error).splitlines()[0] if str(error) else "?"] for what, row, error in failed]
+
+
+def _group_lines(view, baseline, intervals, figures, report_dir):
+    """The Markdown section of one group: its tables and the links to its figures."""
+    platform, workload, engine = view.keys
+    lines = [f"## {workload} on {platform} ({engine} engine)", "",
+             view.note, "", markdown_table(*view.cells, align_right_from=1), ""]
+    if view.differences is not None:
+        lines += [f"Paired differences to **{baseline}**, replica by replica:", "",
+                  markdown_table(*view.differences, align_right_from=2), "",
+                  f"![means and 95 % intervals]({intervals.relative_to(report_dir)})", "",
+                  "Intervals of two policies' means may overlap while their paired difference "
+                  "excludes 0: the verdicts come from the paired differences.", ""]
+    return lines + [line + "\n" for line in figures]
+
+
+def write_report(data, out, title="comparison", made_from=None):
+    """Write OUT/report (see the module doc) from the ReportData of ``out``; return the path of report.md."""
+    results, baseline, summary = data.results, data.baseline, data.summary
+    report_dir = Path(out) / "report"
     shutil.rmtree(report_dir / "figures", ignore_errors=True)  # no figure of an earlier report survives
     report_dir.mkdir(parents=True, exist_ok=True)
-    summary = summary_table(results, baseline)
     for name, table in (("summary.csv", summary), ("results.csv", results)):
         with written(report_dir / name):
             table.to_csv(report_dir / name, index=False)
+    figures = [_figures(view, data.per_job, Path(out), report_dir, len(data.groups) > 1) for view in data.groups]
+    degraded = summary[summary["degraded"] != ""].drop_duplicates("policy") if len(summary) else summary
+    failed, inputs = _failed_rows(results), _input_rows(results)
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# batio {title}", "",
              f"Made by batio {__version__} on {now}" + (f" from `{made_from}`" if made_from else "") + ".",
              f"{len(results)} run{'s' if len(results) != 1 else ''}, "
              f"{int((results['status'] == 'ok').sum())} succeeded."
              + (f" Ratios (x) are to **{baseline}**." if baseline else ""), ""]
-    groups = groups_of(summary)
-    for keys, group in groups:
-        platform, workload, engine = keys
-        lines += [f"## {workload} on {platform} ({engine} engine)", ""]
-        lines += [replica_note(group), "", markdown_table(*table_cells(group, baseline), align_right_from=1), ""]
-        in_group = results[(results[GROUP_KEYS] == pd.Series(dict(zip(GROUP_KEYS, keys)))).all(axis=1)]
-        figures_dir = report_dir / "figures" / (slug(f"{workload}-{platform}-{engine}") if len(groups) > 1 else "")
-        if baseline is not None and int(group["runs_ok"].min()) >= 2:
-            header, rows = difference_cells(group, baseline)
-            figures_dir.mkdir(parents=True, exist_ok=True)
-            path = plots.metric_intervals(group, JUDGED, {m: SHOWN[m][0] for m in JUDGED},
-                                          figures_dir / "intervals.png", f"{workload} on {platform}: means "
-                                          "and 95 % intervals over replicas")
-            lines += [f"Paired differences to **{baseline}**, replica by replica:", "",
-                      markdown_table(header, rows, align_right_from=2), "",
-                      f"![means and 95 % intervals]({path.relative_to(report_dir)})", "",
-                      "Intervals of two policies' means may overlap while their paired difference "
-                      "excludes 0: the verdicts come from the paired differences.", ""]
-        lines += [line + "\n" for line in _figures(in_group, out, keys, figures_dir, report_dir)]
-    failed = [(row.policy, row, row.error) for row in results.itertuples() if row.status != "ok"]
-    failed += [("reference run (jobs alone): no I/O slowdown", row, row.reference_error)
-               for row in results.drop_duplicates("reference_run").itertuples()
-               if isinstance(getattr(row, "reference_error", ""), str) and row.reference_error]
-    degraded = summary[summary["degraded"] != ""].drop_duplicates("policy") if len(summary) else summary
+    for view, (intervals, figure_lines) in zip(data.groups, figures):
+        lines += _group_lines(view, baseline, intervals, figure_lines, report_dir)
     if len(degraded):
         lines += ["## Degraded: policies run on inputs they do not fit (--allow-unfit)", "",
                   markdown_table(["policy", "what the inputs lack"],
                                  [[row.policy, row.degraded] for row in degraded.itertuples()]), ""]
     if failed:
         lines += ["## Failed runs", "",
-                  markdown_table(["run", "workload", "seed", "platform", "engine", "error"],
-                                 [[what, row.workload, "-" if pd.isna(row.seed) else row.seed, row.platform,
-                                   row.engine, str(error).splitlines()[0] if str(error) else "?"]
-                                  for what, row, error in failed]), ""]
-    lines += ["## Inputs", "", _inputs_section(results), "", "## Definitions", "", DEFINITIONS,
+                  markdown_table(["run", "workload", "seed", "platform", "engine", "error"], failed), ""]
+    lines += ["## Inputs", "", markdown_table(["input", "used by", "file", "SHA-256"], inputs), "",
+              "## Definitions", "", DEFINITIONS,
               "## Files", "",
               "- `summary.csv`: the tables above, one row per group and policy, with `*_ratio` columns.",
               "- `results.csv`: one row per run: inputs, options, seed, metrics, status, error, input hashes.",

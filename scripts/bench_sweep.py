@@ -37,7 +37,7 @@ def main():
             ran = time.perf_counter()
             table = gather(runs, out)
             write_results(table, out)
-            report.write_report(table, out, baseline=grid.baseline, title="benchmark")
+            report.write_report(report.report_data(table, out, grid.baseline), out, title="benchmark")
             done = time.perf_counter()
             failed = int((table["status"] != "ok").sum())
             rows.append((workers, counts["ran"], failed, ran - started, done - ran, done - started))

@@ -180,18 +180,22 @@ def plan(grid, out):
         for instance in instances:
             label, seed = instance.label, instance.seed
             unfit = _check_fit(grid, platform, instance)
+            # The per-run values of this workload, resolved once for all engines.
+            alone_run_options = (instance.resolve_run_options(reference_run_options, grid.source)
+                                 if instance.alone_file else None)
+            resolved = [(policy, scheduler, instance.resolve(options, grid.source, policy.where),
+                         instance.resolve_run_options(run_options, grid.source))
+                        for policy, scheduler, options, run_options in policies]
             for engine in grid.engines:
                 reference = None
                 if instance.alone_file:
                     reference = _planned("reference", "alone", str(Path(reference_scheduler).resolve()),
                                          reference_options, platform, label, instance.alone_file, seed, engine,
-                                         instance.resolve_run_options(reference_run_options, grid.source), digest)
+                                         alone_run_options, digest)
                     references.append(reference)
-                for policy, scheduler, options, run_options in policies:
-                    run = _planned("policy", policy.label, scheduler,
-                                   instance.resolve(options, grid.source, policy.where), platform, label,
-                                   instance.workload_file, seed, engine,
-                                   instance.resolve_run_options(run_options, grid.source), digest,
+                for policy, scheduler, options, run_options in resolved:
+                    run = _planned("policy", policy.label, scheduler, options, platform, label,
+                                   instance.workload_file, seed, engine, run_options, digest,
                                    reference.run_id if reference else None)
                     run.scheduler_name, run.degraded = policy.scheduler, unfit[policy.label]
                     runs.append(run)

@@ -116,7 +116,8 @@ def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False
                           f"{unfinished} others {INTERRUPTED}: run the same command again to resume") from None
     table = gather(runs, out, grid.bsld_tau)
     write_results(table, out)
-    report_path = report.write_report(table, out, baseline=grid.baseline, title=title or Path(grid.source).stem,
+    data = report.report_data(table, out, grid.baseline)
+    report_path = report.write_report(data, out, title=title or Path(grid.source).stem,
                                       made_from=grid.made_from or grid.source)
-    html_report.write_folder_page(table, out, baseline=grid.baseline, title=title or Path(grid.source).stem)
+    html_report.write_folder_page(data, out, title=title or Path(grid.source).stem)
     return table, counts, report_path
