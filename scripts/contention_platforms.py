@@ -27,6 +27,8 @@ import argparse
 from pathlib import Path
 import re
 
+from batio.inputs.contention import Curve
+
 ROOT = Path(__file__).resolve().parents[1]
 GiB = 2 ** 30
 
@@ -36,21 +38,12 @@ XIE_PEAK = max(v for _, v in XIE_FIG9)
 XIE_KNOTS = [1] + [k for k, _ in XIE_FIG9 if k >= 4]
 
 
-def _linear(points, k):
-    if k <= points[0][0]:
-        return points[0][1]
-    for (k0, v0), (k1, v1) in zip(points, points[1:]):
-        if k <= k1:
-            return v0 + (v1 - v0) * (k - k0) / (k1 - k0)
-    return points[-1][1]
-
-
 def published_loss(k):
     """r(k): Xie Fig. 9 relative to its peak, 1 up to the peak's client count."""
     peak_clients = next(c for c, v in XIE_FIG9 if v == XIE_PEAK)
     if k <= peak_clients:
         return 1.0
-    return _linear(XIE_FIG9, k) / XIE_PEAK
+    return Curve(XIE_FIG9)(k) / XIE_PEAK
 
 
 def scaled_loss(k, steepness):
@@ -62,14 +55,14 @@ STRIA_FIG4 = ((1, 4.0), (3, 10.0), (15, 15.0))
 
 
 def _value(points):
-    return " ".join(f"{k}:{v:.6g}" for k, v in points)
+    return Curve(tuple(points)).text()
 
 
 def curves(platform, steepness):
     """{link id: property value} of one platform at one steepness."""
     if platform == "stria15_lustre_fig4":
         # Two piecewise-linear factors: a point at every client count up to 16 keeps the product exact.
-        return {"lustre_sustained": _value([(k, _linear(STRIA_FIG4, k) * scaled_loss(k, steepness) * GiB)
+        return {"lustre_sustained": _value([(k, Curve(STRIA_FIG4)(k) * scaled_loss(k, steepness) * GiB)
                                              for k in range(1, 17)])}
     nominal = {"periodic_rack": {"storage": 240e9}, "catios_cluster": {"pfs_link": 6e9},
                "theta_quarter": {"pfs_write": 43e9, "pfs_read": 60e9}}[platform]
