@@ -137,8 +137,7 @@ def dask_client(workers=None, scheduler_address=None):
     cluster = None
     if scheduler_address:
         try:
-            # 30 s, not Dask's 10: a loaded 2-core machine took longer to answer.
-            client = Client(scheduler_address, timeout="30s")
+            client = Client(scheduler_address, timeout="10s")
         except ValueError as error:  # not an address: Dask's own message names what it expected
             raise InputError("--scheduler-address", f"{scheduler_address!r} is not a Dask scheduler address "
                                                     f"({error}); expected e.g. tcp://10.0.0.1:8786") from None
