@@ -44,7 +44,11 @@ RUN if [ -f /src/ca-certificates.crt ]; then export PIP_CERT=/src/ca-certificate
     && python3 -m venv --system-site-packages /opt/venv \
     && /opt/venv/bin/pip install -q --no-cache-dir -e . \
     && /opt/venv/bin/pip install -q --no-cache-dir --no-deps pybatsim==3.2.1 \
-    && rm -rf /src
+    && rm -rf /src \
+    && mkdir -p /etc/batio && sha256sum pyproject.toml > /etc/batio/pyproject.sha256
+# What the packages above were installed from: the compose services mount a checkout over
+# /batio, and batio/image_check.py refuses in one line to run its code when that checkout's
+# pyproject.toml differs (rebuild the image).
 ENV PATH=/opt/venv/bin:$PATH
 # The compose services (docker-compose.yml) choose what runs: `python -m batio.compose scheduler|batsim`.
 CMD ["batio", "--help"]

@@ -8,6 +8,8 @@ RUN_ARGS (more `batio run` flags, e.g. --role pfs0:storage), OUT (the
 output folder) and PORT. The scheduler binds on all interfaces; Batsim
 connects to SCHEDULER_HOST. Either may start first: Batsim's ZeroMQ socket
 connects whenever the scheduler binds, so no health check is needed.
+Before anything else, each refuses in one line an image built from another
+pyproject.toml than the checkout's (batio/image_check.py).
 """
 
 import argparse
@@ -18,11 +20,11 @@ import subprocess
 import sys
 import time
 
-from batio import cli
-from batio.engines.batsim import batsim_command, start_scheduler, write_run_record
 from batio.errors import BatioError, EngineError
-from batio.inputs.platform import read_platform
-from batio.outfiles import make_folder
+from batio.image_check import image_error
+
+# batio's other modules are imported where used, after `image_error`: in an image built from
+# another pyproject.toml, importing them could fail on a missing package before it says why.
 
 DEFAULTS = {"PLATFORM": "cluster16_pfs", "WORKLOAD": "demo", "SCHEDULER": "easy", "OPTIONS": "{}",
             "RUN_ARGS": "", "OUT": "out/compose", "PORT": "28000", "SCHEDULER_HOST": "127.0.0.1"}
@@ -44,12 +46,16 @@ def run_arguments(values):
 
 def serve(spec, port):
     """Run the scheduler bound on all interfaces until Batsim ends the simulation."""
+    from batio.engines.batsim import start_scheduler
     scheduler = start_scheduler(spec, f"tcp://*:{port}", sys.stdout)
     return scheduler.wait()
 
 
 def run_batsim(spec, host, port):
     """Run Batsim against the scheduler at host:port, then write the run record and summary."""
+    from batio import cli
+    from batio.engines.batsim import batsim_command, write_run_record
+    from batio.inputs.platform import read_platform
     started = time.perf_counter()
     log_path = f"{spec.out_prefix}_batsim.log"  # where `batio run --engine batsim` writes Batsim's log
     with open(log_path, "w") as log:
@@ -67,6 +73,12 @@ def main(argv=None, environ=os.environ):
     parser = argparse.ArgumentParser(prog="python -m batio.compose", description=__doc__.split("\n")[0])
     parser.add_argument("service", choices=("scheduler", "batsim"))
     service = parser.parse_args(argv).service
+    stale = image_error(environ)
+    if stale:
+        print(f"batio: error: {stale}", file=sys.stderr)
+        return 2
+    from batio import cli
+    from batio.outfiles import make_folder
     logging.basicConfig(format="batio: %(levelname)s: %(message)s", level=logging.WARNING)
     values = settings(environ)
     try:

@@ -268,48 +268,171 @@ PAGE_NOTES = """\
 """
 
 
-def write_page(path, table, skipped, summaries, made_by=""):
-    """The matrix page: an overview, then per input its ranking and skipped policies."""
-    path = Path(path)
-    ok, failed = table[table["status"] == "ok"], table[table["status"] != "ok"]
-    sections, overview = [], []
+@dataclass
+class InputRanking:
+    """One input's ranked policies, as its section shows them."""
+    summary: InputSummary
+    metrics: list           # the metrics ranked on
+    ranked: pd.DataFrame    # rank_policies' table of its successful runs
+    failures: pd.DataFrame  # its runs that did not succeed
+    skips: list             # [Skip]
+
+    @property
+    def name(self):
+        return f"{self.summary.source_workload} on {self.summary.platform}"
+
+
+def _rankings(table, skipped, summaries):
+    rankings = []
     for summary in summaries:
         of_input = table[(table["platform"] == summary.platform) & (table["workload"] == summary.workload)]
         metrics = ranked_metrics(summary)
-        ranked = rank_policies(of_input[of_input["status"] == "ok"], metrics)
-        failures = of_input[of_input["status"] != "ok"]
         skips = [skip for skip in skipped if (skip.platform, skip.workload) == (summary.platform, summary.workload)]
-        jobs = (f"first {summary.jobs} of {summary.jobs_in_file} jobs" if summary.jobs < summary.jobs_in_file
-                else f"all {summary.jobs} jobs")
-        overview.append([f"{summary.source_workload} on {summary.platform}", str(summary.jobs), str(len(ranked)),
-                         str(len(skips)), str(len(failures))]
-                        + [_best(ranked, metric) if metric in metrics else "n/a (no I/O)" for metric in RANKED])
-        lines = [f"## {summary.source_workload} on {summary.platform}", "",
-                 f"Workload `{summary.source_workload}` ({jobs}), platform `{summary.platform}`; "
-                 f"{len(ranked)} policies ranked, {len(skips)} skipped, {len(failures)} failed."
-                 + ("" if summary.does_io else " Its jobs do no I/O: no I/O slowdown."), ""]
-        if len(ranked):
-            lines += [_ranking_table(ranked, metrics), ""]
-        if skips:
-            by_reason = {}
-            for skip in skips:
-                by_reason.setdefault(skip.reason, []).append(skip.policy)
-            lines += ["Skipped:", "", markdown_table(
-                ["policies", "why they do not fit this input"],
-                [[", ".join(policies), reason] for reason, policies in by_reason.items()]), ""]
-        if len(failures):
-            lines += ["Failed:", "", markdown_table(
-                ["policy", "error"], [[row.policy, str(row.error).splitlines()[0] if str(row.error) else "?"]
-                                      for row in failures.itertuples()]), ""]
-        sections += lines
+        rankings.append(InputRanking(summary, metrics, rank_policies(of_input[of_input["status"] == "ok"], metrics),
+                                     of_input[of_input["status"] != "ok"], skips))
+    return rankings
+
+
+def _input_section(item):
+    summary, ranked, skips, failures = item.summary, item.ranked, item.skips, item.failures
+    jobs = (f"first {summary.jobs} of {summary.jobs_in_file} jobs" if summary.jobs < summary.jobs_in_file
+            else f"all {summary.jobs} jobs")
+    lines = [f"## {item.name}", "",
+             f"Workload `{summary.source_workload}` ({jobs}), platform `{summary.platform}`; "
+             f"{len(ranked)} policies ranked, {len(skips)} skipped, {len(failures)} failed."
+             + ("" if summary.does_io else " Its jobs do no I/O: no I/O slowdown."), ""]
+    if len(ranked):
+        lines += [_ranking_table(ranked, item.metrics), ""]
+    if skips:
+        by_reason = {}
+        for skip in skips:
+            by_reason.setdefault(skip.reason, []).append(skip.policy)
+        lines += ["Skipped:", "", markdown_table(
+            ["policies", "why they do not fit this input"],
+            [[", ".join(policies), reason] for reason, policies in by_reason.items()]), ""]
+    if len(failures):
+        lines += ["Failed:", "", markdown_table(
+            ["policy", "error"], [[row.policy, str(row.error).splitlines()[0] if str(row.error) else "?"]
+                                  for row in failures.itertuples()]), ""]
+    return lines
+
+
+def _overview(rankings):
     header = ["input", "jobs", "ranked", "skipped", "failed"] + [f"best {report.SHOWN[m][0]}" for m in RANKED]
-    lines = ["# The cross-paper matrix: every catalog policy on every input that fits it", ""]
-    if made_by:
-        lines += [made_by, ""]
-    lines += [f"{len(ok)} runs ranked, {len(skipped)} pairs skipped, {len(failed)} runs failed, over "
-              f"{len(summaries)} inputs.", "", markdown_table(header, overview, align_right_from=1), "", *sections,
-              "## Definitions", "", PAGE_NOTES]
+    rows = [[item.name, str(item.summary.jobs), str(len(item.ranked)), str(len(item.skips)), str(len(item.failures))]
+            + [_best(item.ranked, metric) if metric in item.metrics else "n/a (no I/O)" for metric in RANKED]
+            for item in rankings]
+    return markdown_table(header, rows, align_right_from=1)
+
+
+# -- the findings: what the tables below say, in a few lines ------------------------------------
+# The policy whose values the findings measure the best ones against, on the inputs where it ran.
+REFERENCE = "fcfs"
+GAINED_ON = ("makespan", "mean_wait")
+
+
+def _first(ranked):
+    """The policies first by mean rank (several when tied)."""
+    return list(ranked.loc[ranked["mean_rank"] == ranked["mean_rank"].min(), "policy"])
+
+
+def _most_often_first(contested):
+    counts = {}   # policy -> [inputs where it is first, alone or tied; inputs where it ran]
+    for item in contested:
+        first = _first(item.ranked)
+        for policy in item.ranked["policy"]:
+            counts.setdefault(policy, [0, 0])
+            counts[policy][0] += policy in first
+            counts[policy][1] += 1
+    most = max(first for first, _ in counts.values())
+    leaders = sorted(policy for policy, (first, _) in counts.items() if first == most)
+    return ("**Most often first by mean rank** (alone or tied, of the inputs where the policy ran with "
+            "others): " + ", ".join(f"{policy} ({counts[policy][0]} of {counts[policy][1]})" for policy in leaders)
+            + ".")
+
+
+def _first_alone(contested):
+    alone = [(item, _first(item.ranked)[0]) for item in contested if len(_first(item.ranked)) == 1]
+    if not alone:
+        return "**First alone by mean rank**: none; on every input two or more policies share first place."
+    shared = len(contested) - len(alone)
+    return ("**First alone by mean rank**: "
+            + "; ".join(f"{policy} on {item.name} (mean rank {item.ranked['mean_rank'].min():.2f}, next "
+                        f"{item.ranked['mean_rank'].iloc[1]:.2f})" for item, policy in alone)
+            + (f"; on the other {shared} inputs two or more policies share first place." if shared else "."))
+
+
+def _gain(item, metric):
+    """(how much lower the best shown value is than REFERENCE's, as a fraction; best; the reference's)."""
+    ranked = item.ranked
+    shown = ranked[metric].map(lambda value: float(report.shown_value(metric, value)))
+    reference = float(shown[ranked["policy"] == REFERENCE].iloc[0])
+    best = float(shown.min())
+    return (reference - best) / reference if reference else 0.0, best, reference
+
+
+def _percent(fraction):
+    return f"{100 * fraction:.1f} %"
+
+
+def _gains(contested):
+    against = [item for item in contested if REFERENCE in set(item.ranked["policy"])]
+    parts = []
+    for metric in GAINED_ON:
+        measured = [item for item in against if item.ranked[metric].notna().all()]
+        if not measured:
+            continue
+        gains = [(_gain(item, metric), item) for item in measured]
+        (most, best, reference), item = max(gains, key=lambda pair: pair[0][0])
+        heading = report.SHOWN[metric][0]
+        label, unit = heading.removesuffix(" (s)"), " s" if heading.endswith(" (s)") else ""
+        spread = [gain for (gain, _, _), _ in gains]
+        parts.append(f"{label} {_percent(min(spread))} to {_percent(most)} "
+                     f"(median {_percent(float(pd.Series(spread).median()))}), "
+                     f"most on {item.name} ({_best(item.ranked, metric)}: {report.shown_value(metric, best)}{unit} "
+                     f"against {report.shown_value(metric, reference)}{unit})")
+    if not parts:
+        return None
+    return (f"**Gain over {REFERENCE}** (the best policy's value below {REFERENCE}'s, over the "
+            f"{len(against)} inputs where {REFERENCE} ran with others): " + "; ".join(parts) + ".")
+
+
+def _no_difference(contested):
+    tied = [item for item in contested
+            if all((item.ranked[f"{metric}_rank"] == 1).all() for metric in item.metrics)]
+    if not tied:
+        return None
+    return ("**No difference between policies** on " + ", ".join(
+        f"{item.name} ({len(item.ranked)} policies)" for item in tied) + ": equal values on every metric.")
+
+
+def findings(rankings):
+    """The page's opening bullets, computed from the rankings: which policies come first and where, and how
+    far the best values are below REFERENCE's. Only inputs where two policies or more ran count."""
+    contested = [item for item in rankings if len(item.ranked) >= 2]
+    if not contested:
+        return ["- No input had two policies or more to compare."]
+    lines = [_most_often_first(contested), _first_alone(contested), _gains(contested), _no_difference(contested)]
+    return [f"- {line}" for line in lines if line]
+
+
+def write_page(path, table, skipped, summaries, made_by=""):
+    """The matrix page: what was found, an overview, then per input its ranking and skipped
+    policies, the definitions, and last how the page was made."""
+    path = Path(path)
+    ok, failed = table[table["status"] == "ok"], table[table["status"] != "ok"]
+    rankings = _rankings(table, skipped, summaries)
+    lines = ["# The cross-paper matrix: every catalog policy on every input that fits it", "",
+             "## What was found", "", *findings(rankings), "",
+             "## Overview", "",
+             f"{len(ok)} runs ranked, {len(skipped)} pairs skipped, {len(failed)} runs failed, over "
+             f"{len(summaries)} inputs.", "", _overview(rankings), ""]
+    for item in rankings:
+        lines += _input_section(item)
+    lines += ["## Definitions", "", PAGE_NOTES]
     lines += [f"  - `{key}`: {meaning}" for key, meaning in fit.REQUIREMENT_KEYS.items()] + [""]
+    if made_by:
+        lines += ["## How this page was made", "", made_by, ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text(path, "\n".join(lines))
     return path

@@ -45,7 +45,16 @@ def test_compare_service_runs_batio_compare_on_batsim():
     compare = compose_file()["services"]["compare"]
     assert compare["profiles"] == ["compare"]
     command = compare["command"][-1]
-    assert command.startswith("exec batio compare --engine batsim ") and '--schedulers "$$SCHEDULERS"' in command
+    # The image check first: `batio compare` imports every dependency before it could say why one is missing.
+    assert command.startswith("python -m batio.image_check && exec batio compare --engine batsim ")
+    assert '--schedulers "$$SCHEDULERS"' in command
+
+
+def test_every_service_names_its_image_for_the_image_check():
+    """batio/image_check.py refuses an image built from another pyproject.toml, and one built before
+    it recorded which: it knows it runs in the image (and which) by this variable."""
+    for service in compose_file()["services"].values():
+        assert service["environment"]["BATIO_CONTAINER_IMAGE"] == service["image"]
 
 
 def test_dockerfile_builds_from_debian_and_pins_batsim_4_2_1():

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 import shutil
 import subprocess
+import tempfile
 
 import pandas as pd
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from batio import catalog
 from batio.cli import main
 from batio.engines.docker import image_name
+from batio.image_check import RECORD, stale_image_error
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["-f", str(ROOT / "docker-compose.yml"), "-f", str(ROOT / "docker-compose.host.yml")]
@@ -61,11 +63,34 @@ def _first_answering_socket():
                 if _works(["docker", "info"], env={**os.environ, "DOCKER_HOST": where}))
 
 
+def run_image(tool, *command, options=()):
+    """`podman run` or `docker run` of the image, on the host network, by the engine behind a compose tool."""
+    name, _, socket = tool
+    engine = ["podman"] if name == "podman-compose" else ["docker"]
+    return subprocess.run(engine + ["run", "--rm", "--network", "host", *options, image_name(), *command],
+                          env={**os.environ, **socket}, capture_output=True, text=True, timeout=600)
+
+
+def stale_image(tool):
+    """batio/image_check.py's line when the image cannot run this checkout (built from another
+    pyproject.toml, or before images recorded which), else None."""
+    record = run_image(tool, "cat", str(RECORD))
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / RECORD.name
+        if record.returncode == 0:
+            copy.write_text(record.stdout)
+        error = stale_image_error(copy, ROOT / "pyproject.toml", image_name())
+        return error and error.replace(str(copy), str(RECORD))
+
+
 TOOLS = compose_tools()
 NO_ENGINE = (f"no container engine with the image {image_name()} and a compose tool "
              "(podman-compose, docker compose, docker-compose): see docs/containers.md")
 NO_BATSIM = "needs a `batsim` binary (Batsim 4.2.1) on PATH for the reference runs"
 pytestmark = pytest.mark.skipif(not TOOLS, reason=NO_ENGINE)
+# The services run this checkout's code with the image's packages: a stale image refuses (tested below).
+STALE = stale_image(TOOLS[0]) if TOOLS else None
+needs_this_checkouts_image = pytest.mark.skipif(STALE is not None, reason=f"the services refuse: {STALE}")
 TOOL_IDS = [name for name, _, _ in TOOLS]
 
 # The demo, and one input per paper: the bundled inputs (catalog.BUNDLED_INPUTS) of the
@@ -105,18 +130,21 @@ def reference(tmp_path, scheduler, platform, workload):
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=TOOL_IDS)
+@needs_this_checkouts_image
 def test_batio_scheduler_against_batsim_matches_batsim_on_the_host(tool, tmp_path):
     out = up(tool, SCHEDULER="easy")
     assert (out / "out_jobs.csv").read_bytes() == reference(tmp_path, "easy", "cluster16_pfs", "demo")
 
 
 @pytest.mark.parametrize("scheduler, platform, workload", CASES[1:], ids=[case[0] for case in CASES[1:]])
+@needs_this_checkouts_image
 def test_each_papers_input_matches_batsim_on_the_host(scheduler, platform, workload, tmp_path):
     out = up(TOOLS[0], SCHEDULER=scheduler, PLATFORM=platform, WORKLOAD=workload)
     assert (out / "out_jobs.csv").read_bytes() == reference(tmp_path, scheduler, platform, workload)
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=TOOL_IDS)
+@needs_this_checkouts_image
 def test_batsched_against_batsim(tool, tmp_path):
     out = up(tool, SCHEDULER="batsched:easy_bf")
     jobs = pd.read_csv(out / "out_jobs.csv")
@@ -126,6 +154,7 @@ def test_batsched_against_batsim(tool, tmp_path):
         assert (out / "out_jobs.csv").read_bytes() == reference(tmp_path, "batsched:easy_bf", "cluster16_pfs", "demo")
 
 
+@needs_this_checkouts_image
 def test_another_platform_file(tmp_path):
     """PLATFORM=a platform file the user wrote in the project folder: 32 slower nodes, a slower file system."""
     platform = OUT / "cluster32.xml"
@@ -138,6 +167,7 @@ def test_another_platform_file(tmp_path):
     assert swapped != (up(TOOLS[0], SCHEDULER="easy") / "out_jobs.csv").read_bytes()
 
 
+@needs_this_checkouts_image
 def test_comparison_in_containers_writes_batio_compares_report(tmp_path):
     out = OUT / "compare"
     shutil.rmtree(ROOT / out, ignore_errors=True)
@@ -163,11 +193,29 @@ def test_comparison_in_containers_writes_batio_compares_report(tmp_path):
     ({"SCHEDULER": "no_such_scheduler"}, "no_such_scheduler"),
 ])
 @pytest.mark.parametrize("service", ["batsim", "scheduler"])
+@needs_this_checkouts_image
 def test_bad_input_is_one_line_and_exit_2_in_containers(service, settings, named):
     run = compose(TOOLS[0], "run", "--rm", "--no-deps", service, **settings)
     lines = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith("batio: error: ")]
     assert run.returncode == 2 and len(lines) == 1 and named in lines[0], run.stdout + run.stderr
     assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_an_image_built_from_another_pyproject_is_one_line_and_exit_2(tmp_path):
+    """The checkout's pyproject.toml edited after the image was built: the services' entry point and
+    the compare service's check say to rebuild, in one line (an image built before it recorded its
+    pyproject.toml: that it has no record)."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "batio", checkout / "batio", ignore=shutil.ignore_patterns("__pycache__"))
+    (checkout / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + "# edited after the build\n")
+    options = ["-v", f"{checkout}:/batio", "-w", "/batio", "-e", f"BATIO_CONTAINER_IMAGE={image_name()}"]
+    said = (f"records no hash of the pyproject.toml it was built from ({RECORD})" if STALE and "no hash" in STALE
+            else "was built from another pyproject.toml than /batio/pyproject.toml")
+    for command in (["python", "-m", "batio.compose", "scheduler"], ["python", "-m", "batio.image_check"]):
+        run = run_image(TOOLS[0], *command, options=options)
+        lines = (run.stdout + run.stderr).strip().splitlines()
+        assert run.returncode == 2 and len(lines) == 1, run.stdout + run.stderr
+        assert lines[0].startswith(f"batio: error: image {image_name()} {said}") and "rebuild it" in lines[0]
 
 
 @pytest.mark.skipif(not _docker_api_answers(), reason="no Docker API (Docker, or `podman system service`)")

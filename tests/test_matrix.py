@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+import re
 
 import pandas as pd
 import pytest
@@ -9,10 +10,11 @@ import pytest
 from batio import catalog, fit
 from batio.cli import main
 from batio.errors import InputError
-from batio.matrix import load_matrix, plan_matrix, rank_policies
+from batio.matrix import InputSummary, load_matrix, plan_matrix, rank_policies, write_page
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "scripts" / "sweeps" / "matrix.yaml"
+PAGE = ROOT / "scripts" / "results" / "matrix.md"
 
 
 def write_yaml(folder, config, name="matrix.yaml"):
@@ -140,6 +142,86 @@ def test_ranks_share_the_best_place_on_equal_shown_values_and_order_by_mean_rank
     assert list(ranked["makespan_rank"]) == [2, 1, 2]
     assert list(ranked["mean_wait_rank"]) == [1, 2, 3]
     assert list(ranked["mean_rank"]) == [1.5, 1.5, 2.5]
+
+
+# -- the page's findings ----------------------------------------------------------------------
+def page_sections(text):
+    """'## NAME' -> its text, in page order (the title's own text under '')."""
+    parts = re.split(r"^## (.+)$", text, flags=re.M)
+    return dict(zip(["", *parts[1::2]], [parts[0], *parts[2::2]]))
+
+
+def ranking_rows(section):
+    """The rows of a section's ranking table: (policy, {column heading: shown value}, mean rank)."""
+    lines = [line for line in section.splitlines() if line.startswith("| ")]
+    header = next(line for line in lines if line.startswith("| # | policy"))[2:-2].split(" | ")
+    rows = []
+    for line in lines:
+        cells = line[2:-2].split(" | ")
+        if cells[0].isdigit():
+            values = {name: float(cell.split(" (")[0]) for name, cell in zip(header[2:-1], cells[2:-1]) if cell != "-"}
+            rows.append((cells[1], values, float(cells[-1])))
+    return rows
+
+
+def check_findings_agree_with_tables(text):
+    """The page opens on its findings, and each one the tables below can check holds there:
+    a policy named first alone heads its input's ranking with the mean ranks said; the gains over
+    fcfs are those of the tables' shown values (the largest one's input, values and policy included)."""
+    sections = page_sections(text)
+    assert list(sections)[1] == "What was found" and sections[""].strip().startswith("# ")
+    assert "Made by" not in "".join(list(sections.values())[:-1])
+    found = sections["What was found"]
+    rankings = {name: ranking_rows(body) for name, body in sections.items() if " on " in name}
+    alone = re.findall(r"([^\s;:]+) on (\S+ on \S+) \(mean rank ([\d.]+), next ([\d.]+)\)", found)
+    for policy, name, mean_rank, following in alone:
+        (first, _, first_rank), (_, _, second_rank) = rankings[name][:2]
+        assert (first, f"{first_rank:.2f}", f"{second_rank:.2f}") == (policy, mean_rank, following)
+    gains = re.findall(r"(makespan|mean wait) ([\d.]+) % to ([\d.]+) % \(median ([\d.]+) %\), most on (\S+ on \S+) "
+                       r"\(([^:]+): ([\d.]+)(?: s)? against ([\d.]+)", found)
+    for label, low, high, median, name, best_policies, best, reference in gains:
+        heading = next(heading for _, values, _ in rankings[name] for heading in values if heading.startswith(label))
+        against = {name: rows for name, rows in rankings.items() if len(rows) >= 2 and "fcfs" in [r[0] for r in rows]}
+        cut = {}
+        for other, rows in against.items():
+            fcfs = next(values[heading] for policy, values, _ in rows if policy == "fcfs")
+            cut[other] = (fcfs - min(values[heading] for _, values, _ in rows)) / fcfs if fcfs else 0.0
+        assert f"{100 * max(cut.values()):.1f}" == high and f"{100 * min(cut.values()):.1f}" == low
+        assert f"{100 * float(pd.Series(list(cut.values())).median()):.1f}" == median
+        assert f"{100 * cut[name]:.1f}" == high
+        values = {policy: shown[heading] for policy, shown, _ in rankings[name]}
+        assert (min(values.values()), values["fcfs"]) == (float(best), float(reference))
+        assert values[best_policies.split(", ")[0]] == float(best)
+    return found, alone, gains
+
+
+def test_the_page_opens_on_findings_that_its_tables_bear_out(tmp_path):
+    columns = ["policy", "makespan", "mean_wait", "mean_slowdown", "max_slowdown"]
+    runs = {"a": [["fcfs", 200, 100, 4, 8], ["easy", 150, 50, 2, 4], ["io_aware", 160, 40, 3, 5]],
+            "b": [["fcfs", 90, 10, 1.5, 2], ["easy", 90, 10, 1.5, 2]],   # the same schedule twice
+            "c": [["easy", 50, 0, 1, 1]]}                                # nothing to compare
+    table = pd.concat([pd.DataFrame(rows, columns=columns).assign(workload=name) for name, rows in runs.items()])
+    table = table.assign(platform="p", status="ok", error="", mean_io_slowdown=float("nan"))
+    summaries = [InputSummary("p", name, name, len(rows), len(rows), False) for name, rows in runs.items()]
+    page = write_page(tmp_path / "matrix.md", table, [], summaries, made_by="Made by hand.")
+    found, alone, gains = check_findings_agree_with_tables(page.read_text())
+    # easy: ranks 1, 2, 1, 1 on a (mean 1.25), io_aware 2, 1, 2, 2 (1.75); on b easy and fcfs tie.
+    assert found.strip().splitlines() == [
+        "- **Most often first by mean rank** (alone or tied, of the inputs where the policy ran with others): "
+        "easy (2 of 2).",
+        "- **First alone by mean rank**: easy on a on p (mean rank 1.25, next 1.75); on the other 1 inputs two or "
+        "more policies share first place.",
+        "- **Gain over fcfs** (the best policy's value below fcfs's, over the 2 inputs where fcfs ran with "
+        "others): makespan 0.0 % to 25.0 % (median 12.5 %), most on a on p (easy: 150.0 s against 200.0 s); "
+        "mean wait 0.0 % to 60.0 % (median 30.0 %), most on a on p (io_aware: 40.0 s against 100.0 s).",
+        "- **No difference between policies** on b on p (2 policies): equal values on every metric."]
+    assert len(alone) == 1 and len(gains) == 2   # the check above read every statement it checks
+    assert page_sections(page.read_text())["How this page was made"].strip() == "Made by hand."
+
+
+def test_the_committed_matrix_page_opens_on_findings_that_its_tables_bear_out():
+    found, alone, gains = check_findings_agree_with_tables(PAGE.read_text())
+    assert alone and len(gains) == 2
 
 
 # -- a tiny matrix, end to end ---------------------------------------------------------------

@@ -85,9 +85,8 @@ def read_log(path):
     return result
 
 
-def attach_io(workload, paths):
-    """Give the workload's jobs the I/O of their Darshan logs (in place); add a ``darshan``
-    block to its ``trace`` block and return it."""
+def _logs_by_job(paths):
+    """(the Darshan log files named, job id -> [(log file, what ``read_log`` found in it)])."""
     files = log_files(paths)
     if not files:
         raise InputError(", ".join(map(str, paths)), "no .darshan file", field="--darshan")
@@ -95,57 +94,83 @@ def attach_io(workload, paths):
     for path in files:
         entry = read_log(path)
         by_job[str(entry["jobid"])].append((path, entry))
-    jobs = {str(job["id"]): job for job in workload["jobs"]}
+    return files, by_job
+
+
+def _split_profile(job, job_id, read, written, io_seconds, profiles):
+    """Make the job's delay compute then a PFS transfer of its bytes (spread over its hosts), the
+    transfer alone when its I/O takes its whole run time; record its bytes and I/O time on it."""
+    runtime = profiles[job["profile"]]["delay"]
+    transfer = {"type": "parallel_homogeneous_pfs", "storage": DEFAULT_STORAGE_LABEL}
+    if read:
+        transfer["bytes_to_read"] = round(read / job["res"])
+    if written:
+        transfer["bytes_to_write"] = round(written / job["res"])
+    io_name = f"darshan_io_{job_id}"
+    profiles[io_name] = transfer
+    compute = as_number(round(runtime - io_seconds, 6))
+    if compute > 0:
+        compute_name = f"delay{compute}"
+        profiles.setdefault(compute_name, {"type": "delay", "delay": compute})
+        profiles[f"darshan_{job_id}"] = {"type": "composed", "seq": [compute_name, io_name]}
+        job["profile"] = f"darshan_{job_id}"
+    else:
+        job["profile"] = io_name
+    job["darshan_bytes_read"], job["darshan_bytes_written"] = read, written
+    job["darshan_io_seconds"] = round(io_seconds, 6)
+
+
+def _give_io(job, job_id, entries, profiles):
+    """Give one job the I/O of its logs (summed); (bytes read, bytes written, whether its I/O time
+    was cut to its run time). A job whose logs show no bytes keeps its profile."""
+    read = sum(entry["read"] for _, entry in entries)
+    written = sum(entry["written"] for _, entry in entries)
+    runtime = profiles[job["profile"]]["delay"]
+    io_seconds = sum(entry["io_seconds"] for _, entry in entries)
+    clamped = io_seconds > runtime
+    if clamped:
+        io_seconds = runtime
+    if read or written:
+        _split_profile(job, job_id, read, written, io_seconds, profiles)
+    return read, written, clamped
+
+
+def _drop_unused_profiles(workload):
     profiles = workload["profiles"]
-    matched, clamped = 0, 0
-    total_read = total_written = 0
-    for job_id, entries in sorted(by_job.items()):
-        job = jobs.get(job_id)
-        if job is None:
-            continue
-        matched += len(entries)
-        read = sum(entry["read"] for _, entry in entries)
-        written = sum(entry["written"] for _, entry in entries)
-        total_read, total_written = total_read + read, total_written + written
-        runtime = profiles[job["profile"]]["delay"]
-        io_seconds = sum(entry["io_seconds"] for _, entry in entries)
-        if io_seconds > runtime:
-            clamped += 1
-            io_seconds = runtime
-        if read == 0 and written == 0:
-            continue
-        hosts = job["res"]
-        transfer = {"type": "parallel_homogeneous_pfs", "storage": DEFAULT_STORAGE_LABEL}
-        if read:
-            transfer["bytes_to_read"] = round(read / hosts)
-        if written:
-            transfer["bytes_to_write"] = round(written / hosts)
-        io_name = f"darshan_io_{job_id}"
-        profiles[io_name] = transfer
-        compute = as_number(round(runtime - io_seconds, 6))
-        if compute > 0:
-            compute_name = f"delay{compute}"
-            profiles.setdefault(compute_name, {"type": "delay", "delay": compute})
-            profiles[f"darshan_{job_id}"] = {"type": "composed", "seq": [compute_name, io_name]}
-            job["profile"] = f"darshan_{job_id}"
-        else:
-            job["profile"] = io_name
-        job["darshan_bytes_read"], job["darshan_bytes_written"] = read, written
-        job["darshan_io_seconds"] = round(io_seconds, 6)
     used = profiles_reached([job["profile"] for job in workload["jobs"]], profiles)
     for name in [name for name in profiles if name not in used]:
         del profiles[name]  # a delay profile only the jobs given I/O used
+
+
+def _darshan_block(files, by_job, workload, jobs, counts):
+    """The workload trace's ``darshan`` block: what was matched, what was not, the bytes attached."""
+    matched, clamped, total_read, total_written = counts
     unmatched = sorted(job_id for job_id in by_job if job_id not in jobs)
     with_io = sum("darshan_bytes_read" in job for job in workload["jobs"])
-    block = {"logs": len(files), "logs_matched": matched,
-             "logs_unmatched": sum(len(by_job[job_id]) for job_id in unmatched),
-             "unmatched_job_ids": unmatched[:EXAMPLE_IDS], "jobs_with_io": with_io,
-             "jobs_without_log": len(workload["jobs"]) - len({job_id for job_id in by_job if job_id in jobs}),
-             "jobs_with_log_but_no_bytes": len({job_id for job_id in by_job if job_id in jobs}) - with_io,
-             "io_time_above_run_time": clamped, "bytes_read": total_read, "bytes_written": total_written,
-             "default": "a job without a log keeps its delay profile: no I/O"}
+    return {"logs": len(files), "logs_matched": matched,
+            "logs_unmatched": sum(len(by_job[job_id]) for job_id in unmatched),
+            "unmatched_job_ids": unmatched[:EXAMPLE_IDS], "jobs_with_io": with_io,
+            "jobs_without_log": len(workload["jobs"]) - len({job_id for job_id in by_job if job_id in jobs}),
+            "jobs_with_log_but_no_bytes": len({job_id for job_id in by_job if job_id in jobs}) - with_io,
+            "io_time_above_run_time": clamped, "bytes_read": total_read, "bytes_written": total_written,
+            "default": "a job without a log keeps its delay profile: no I/O"}
+
+
+def attach_io(workload, paths):
+    """Give the workload's jobs the I/O of their Darshan logs (in place); add a ``darshan``
+    block to its ``trace`` block and return it."""
+    files, by_job = _logs_by_job(paths)
+    jobs = {str(job["id"]): job for job in workload["jobs"]}
+    matched = clamped = total_read = total_written = 0
+    for job_id, entries in sorted(by_job.items()):
+        if job_id not in jobs:
+            continue
+        read, written, cut = _give_io(jobs[job_id], job_id, entries, workload["profiles"])
+        matched, clamped = matched + len(entries), clamped + cut
+        total_read, total_written = total_read + read, total_written + written
+    _drop_unused_profiles(workload)
+    block = _darshan_block(files, by_job, workload, jobs, (matched, clamped, total_read, total_written))
     workload["trace"]["darshan"] = block
     log.info("darshan: %d logs, %d matched to jobs, %d jobs with I/O, %d jobs without a log", block["logs"],
-             matched, with_io, block["jobs_without_log"])
+             matched, block["jobs_with_io"], block["jobs_without_log"])
     return block
-

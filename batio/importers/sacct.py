@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import logging
 from pathlib import Path
 import re
+from typing import NamedTuple
 
 from batio.errors import InputError
 from batio.importers.common import MAX_TRACE_SECONDS, Record, Tally, TraceClock, read_text
@@ -162,7 +163,21 @@ def read(path, *, nodes=None, keep_cancelled=False):
     return records, tally, info, clock, nodes
 
 
-def _record(row, job_id, number, where, keep_cancelled, tally):
+class _Line(NamedTuple):
+    """One job line's values, each checked."""
+    state_text: str
+    state: str                # State's first word
+    submit: float | None
+    start: float | None
+    end: float | None
+    elapsed: float | None
+    limit: float | None       # None: no limit of its own (or none given)
+    nodes: int
+
+
+def _checked(row, where):
+    """Every value a job line's kept record or skip reason depends on, checked (a bad one is an
+    error even on a line that is then skipped)."""
     state_text = row["State"].strip()
     state = state_text.split(" ")[0].rstrip("+")
     if state not in RAN + NOT_ENDED + NEVER_RAN + (CANCELLED,):
@@ -174,45 +189,53 @@ def _record(row, job_id, number, where, keep_cancelled, tally):
     limit = parse_duration(row["Timelimit"], where, "Timelimit") if row["Timelimit"].strip() else None
     if limit is not None and limit <= 0:
         raise InputError(where, f"time limit {row['Timelimit']!r} is not > 0", field="Timelimit")
-    node_count = whole(row["NNodes"], fails_with(where, field="NNodes"), low=0, high=INT_MAX, what="node count")
-    if state in NOT_ENDED:
-        tally.add("not_ended", number)
-        return None
-    if state in NEVER_RAN or start is None:
-        tally.add("never_started", number)
-        return None
-    if state == CANCELLED and not keep_cancelled:
-        tally.add("cancelled", number)
-        return None
-    if end is None:
-        tally.add("not_ended", number)
-        return None
-    if submit is None:
-        tally.add("missing_submit_time", number)
-        return None
-    if elapsed is None or elapsed <= 0:
-        tally.add("zero_or_negative_run_time", number)
-        return None
-    if node_count < 1:
-        tally.add("missing_processors", number)
-        return None
+    nodes = whole(row["NNodes"], fails_with(where, field="NNodes"), low=0, high=INT_MAX, what="node count")
+    return _Line(state_text, state, submit, start, end, elapsed, limit, nodes)
+
+
+def _skip_reason(line, keep_cancelled):
+    """Why a job line gives no record (the tally's key), or None when it gives one."""
+    if line.state in NOT_ENDED:
+        return "not_ended"
+    if line.state in NEVER_RAN or line.start is None:
+        return "never_started"
+    if line.state == CANCELLED and not keep_cancelled:
+        return "cancelled"
+    if line.end is None:
+        return "not_ended"
+    if line.submit is None:
+        return "missing_submit_time"
+    if line.elapsed is None or line.elapsed <= 0:
+        return "zero_or_negative_run_time"
+    if line.nodes < 1:
+        return "missing_processors"
+    return None
+
+
+def _walltime(row, line):
+    """(walltime, -1 when the job has no limit of its own; the oddities of its limit and state)."""
     oddities = []
-    if limit is None:
+    if line.limit is None:
         text = row["Timelimit"].strip()
         oddities.append("partition_limit_no_walltime" if text == PARTITION_LIMIT else
                         "missing_time_limit_no_walltime" if not text else "unlimited_no_walltime")
         walltime = -1
     else:
-        walltime = limit
-        if elapsed > limit:
+        walltime = line.limit
+        if line.elapsed > line.limit:
             oddities.append("run_time_above_time_limit")
-        elif elapsed == limit:
+        elif line.elapsed == line.limit:
             # Killed at its time limit (Slurm's TIMEOUT): its delay equals its walltime, and the
             # simulation kills it too; the job says so, for a metric that should leave it out.
             oddities.append("ended_at_time_limit")
-    if state == CANCELLED:
+    if line.state == CANCELLED:
         oddities.append("cancelled_kept")
-    fields = {"state": state_text}
+    return walltime, oddities
+
+
+def _fields(row, line, oddities, where):
+    """The job fields a kept record carries: its state, the optional columns given, a command."""
+    fields = {"state": line.state_text}
     if "ended_at_time_limit" in oddities:
         fields["ended_at_time_limit"] = True
     for column, key in OPTIONAL.items():
@@ -222,5 +245,17 @@ def _record(row, job_id, number, where, keep_cancelled, tally):
         fields["command"] = fields["name"]
     if "cpus" in fields:
         fields["cpus"] = whole(fields["cpus"], fails_with(where, field="NCPUS"), low=0, high=INT_MAX, what="CPU count")
-    return Record(line=number, id=job_id, submit=submit, runtime=elapsed, walltime=walltime, res=node_count,
-                  start=start, fields=fields, oddities=tuple(oddities))
+    return fields
+
+
+def _record(row, job_id, number, where, keep_cancelled, tally):
+    """The record of one job line, or None when the line is skipped (counted in ``tally``)."""
+    line = _checked(row, where)
+    reason = _skip_reason(line, keep_cancelled)
+    if reason is not None:
+        tally.add(reason, number)
+        return None
+    walltime, oddities = _walltime(row, line)
+    return Record(line=number, id=job_id, submit=line.submit, runtime=line.elapsed, walltime=walltime,
+                  res=line.nodes, start=line.start, fields=_fields(row, line, oddities, where),
+                  oddities=tuple(oddities))
