@@ -15,9 +15,8 @@ from batio import catalog, fit, report, sweep
 from batio.errors import InputError
 from batio.inputs.workload import load_workload
 from batio.metrics import METRICS
-from batio.outfiles import write_text
+from batio.outfiles import markdown_table, write_text
 from batio.parity import truncated_workload
-from batio.tables import markdown_table
 
 # The metrics each input's policies are ranked on (lower is better for all);
 # the I/O slowdown only where the input's jobs do I/O (elsewhere it is 1 by construction).

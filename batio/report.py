@@ -24,9 +24,8 @@ import pandas as pd
 from batio import __version__, plots, uncertainty
 from batio.metrics import METRICS, per_job_values
 from batio.names import slug
-from batio.outfiles import write_text, written
+from batio.outfiles import markdown_table, write_text, written
 from batio.schedule_data import check_run
-from batio.tables import markdown_table
 
 GROUP_KEYS = ["platform", "workload", "engine"]
 # metric -> (heading, how a value is shown)

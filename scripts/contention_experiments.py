@@ -35,7 +35,7 @@ import contention_platforms as cp  # noqa: E402
 
 from batio import sweep  # noqa: E402
 from batio.errors import exits_on_error  # noqa: E402
-from batio.tables import markdown_table  # noqa: E402
+from batio.outfiles import markdown_table  # noqa: E402
 
 RESULTS = ROOT / "scripts" / "results"
 STRIA_HISTORY = ROOT / "scripts" / "sweeps" / "history-stria15_lustre.json"
