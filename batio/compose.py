@@ -21,7 +21,6 @@ import time
 from batio import cli
 from batio.engines.batsim import batsim_command, start_scheduler, write_run_record
 from batio.errors import BatioError, EngineError
-from batio.inputs.platform import read_platform
 from batio.outfiles import make_folder
 
 DEFAULTS = {"PLATFORM": "cluster16_pfs", "WORKLOAD": "demo", "SCHEDULER": "easy", "OPTIONS": "{}",
@@ -59,7 +58,7 @@ def run_batsim(spec, host, port):
     write_run_record(spec, "compose", time.perf_counter() - started, error=error)
     if error:
         raise EngineError(error)
-    cli.print_summary(spec, "batsim", len(read_platform(spec).compute))
+    cli.print_summary(spec, "batsim")
     return 0
 
 

@@ -75,8 +75,8 @@ def execute_run(run, out):
     started = time.perf_counter()
     try:
         marks = {"scheduler_name": run.scheduler_name, "degraded": list(run.degraded)} if run.kind == "policy" else None
-        nb_compute = engines.run(_spec(run, prefix), run.engine, marks=marks)["nb_compute"]
-        row.update(metrics.summarize(prefix, nb_compute))
+        engines.run(_spec(run, prefix), run.engine, marks=marks)
+        row.update(metrics.summarize(prefix))
         row.update(status="ok", error="")
     except Interrupted as stop:
         shutil.rmtree(temporary, ignore_errors=True)  # not a result: the next sweep runs it again
