@@ -19,8 +19,7 @@ import pandas as pd
 import plotly.io
 from plotly.offline import get_plotlyjs
 
-from batio import __version__, metrics, report
-from batio.errors import InputError
+from batio import __version__, metrics
 from batio.html_charts import distributions, gantt_figure, small_multiples, span_of
 from batio.schedule_data import load_run
 
@@ -204,21 +203,6 @@ def write_folder_page(data, out, title="comparison"):
     for view in data.groups:
         records += _group_section(page, view, data.per_job, out, baseline)
     page.add("<h2>Inputs</h2>" + _inputs(records))
-    page.add(f"<h2>Definitions</h2><pre>{html.escape(report.DEFINITIONS)}</pre>")
+    page.add(f"<h2>Definitions</h2><pre>{html.escape(metrics.DEFINITIONS)}</pre>")
     (out / "report").mkdir(parents=True, exist_ok=True)
     return page.write(out / "report" / PAGE)
-
-
-def write_page(folder, baseline=None):
-    """The page of any output folder: a run (out_jobs.csv) or a comparison or sweep (results.csv)."""
-    folder = Path(folder)
-    if (folder / "results.csv").is_file():
-        results = pd.read_csv(folder / "results.csv")
-        if baseline is not None and baseline not in set(results["policy"]):
-            raise InputError("--baseline", f"{baseline!r} is not a policy of {folder / 'results.csv'}")
-        data = report.report_data(results, folder, baseline or results["policy"].iloc[0])
-        return write_folder_page(data, folder, title=f"results of {folder.name}")
-    if (folder / "out_jobs.csv").is_file() or (folder / "out_run.json").is_file():
-        return write_run_page(folder)
-    raise InputError(folder, "not a batio output folder: no out_jobs.csv (a run) and no results.csv "
-                             "(a comparison or a sweep)")

@@ -100,7 +100,7 @@ def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False
     one after the other in this process, N on a LocalCluster of N processes (None: one
     per CPU), unless ``scheduler_address`` names a Dask scheduler.
     Returns (results table, counts, path of report.md)."""
-    from batio import html_report, report
+    from batio import report
     engines.check_available(grid.engines)
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -116,8 +116,6 @@ def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False
                           f"{unfinished} others {INTERRUPTED}: run the same command again to resume") from None
     table = gather(runs, out, grid.bsld_tau)
     write_results(table, out)
-    data = report.report_data(table, out, grid.baseline)
-    report_path = report.write_report(data, out, title=title or Path(grid.source).stem,
-                                      made_from=grid.made_from or grid.source)
-    html_report.write_folder_page(data, out, title=title or Path(grid.source).stem)
+    report_path = report.write_reports(table, out, grid.baseline, title=title or Path(grid.source).stem,
+                                       made_from=grid.made_from or grid.source)
     return table, counts, report_path
