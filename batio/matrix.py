@@ -14,7 +14,6 @@ import pandas as pd
 from batio import catalog, fit, report, sweep
 from batio.errors import InputError
 from batio.inputs.workload import load_workload
-from batio.metrics import METRICS
 from batio.outfiles import markdown_table, write_text
 from batio.parity import truncated_workload
 
@@ -196,9 +195,7 @@ def run_matrix(matrix, out, workers=0, retry_failed=False, progress=True):
     out = Path(out).resolve()
     runs, skipped, summaries = plan_matrix(matrix, out)
     counts = sweep.run_all(runs, out, workers, retry_failed=retry_failed, progress=progress)
-    table = (sweep.gather(runs, out) if runs else
-             pd.DataFrame(columns=["status", "error", "policy", "platform", "workload", *METRICS]))
-    sweep.write_results(table, out)
+    table = sweep.gather(runs, out)
     return table, skipped, summaries, counts
 
 

@@ -2,7 +2,7 @@
 
 Each worker count runs the whole sweep from scratch in its own temporary
 folder (nothing is resumed), and the time is split into the runs (the
-LocalCluster's start included) and the report (table, figures and page).
+LocalCluster's start included) and the report (table and figures).
 Worker count 0 runs one simulation after the other in this process, without Dask.
 
     .venv/bin/python scripts/bench_sweep.py scripts/sweeps/demo.yaml [--workers 1,2]
@@ -17,7 +17,7 @@ import time
 
 from batio import report
 from batio.errors import exits_on_error
-from batio.sweep import gather, load_config, plan, run_all, write_results
+from batio.sweep import gather, load_config, plan, run_all
 
 
 @exits_on_error
@@ -36,8 +36,7 @@ def main():
             counts = run_all(runs, out, workers=workers, progress=False)
             ran = time.perf_counter()
             table = gather(runs, out)
-            write_results(table, out)
-            report.write_reports(table, out, grid.baseline, title="benchmark")
+            report.write_report(report.report_data(table, out, grid.baseline), out, title="benchmark")
             done = time.perf_counter()
             failed = int((table["status"] != "ok").sum())
             rows.append((workers, counts["ran"], failed, ran - started, done - ran, done - started))

@@ -72,7 +72,6 @@ def run_grid(config, folder, workers):
     started = time.perf_counter()
     counts = sweep.run_all(runs, folder.resolve(), workers, progress=False)
     table = sweep.gather(runs, folder.resolve())
-    sweep.write_results(table, folder)
     print(f"{folder}: {counts['ran']} runs in {time.perf_counter() - started:.0f} s, {counts['skipped']} reused, "
           f"{counts['failed']} failed", file=sys.stderr)
     table["steepness"] = table["platform"].map(steepness_of)

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 import re
 
-from batio import catalog, metrics
+from batio import catalog, engines, metrics
 from batio.catalog import is_batsched
 from batio.engines import ENGINES
 from batio.errors import InputError
@@ -330,7 +330,8 @@ def check_tau(tau, source, where):
 
 
 def check_grid(grid):
-    """What a config and ``batio compare`` arguments must both satisfy."""
+    """What a config and ``batio compare`` arguments must both satisfy, its engines available on this machine
+    included."""
     for axis, labels in (("platforms", [label for label, _ in grid.platforms]),
                          ("workloads", [w.label for w in grid.workloads]),
                          ("schedulers", [p.label for p in grid.policies])):
@@ -353,6 +354,7 @@ def check_grid(grid):
         if is_batsched(policy.scheduler) and "embedded" in grid.engines:
             raise InputError(grid.source, f"{policy.scheduler} is a batsched (C++) scheduler: it runs only "
                                           "against real Batsim (engines: [batsim] or [docker])", field="engines")
+    engines.check_available(grid.engines)  # once, here, rather than in every run
 
 
 def load_generator(reference, source, where):
