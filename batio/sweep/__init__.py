@@ -22,9 +22,9 @@ from batio.sweep.config import (
     workload_entry,
 )
 from batio.sweep.grid import run_grid
-from batio.sweep.plan import PlannedRun, alone_workload, plan
+from batio.sweep.plan import alone_workload, plan
 from batio.sweep.results import RESULTS_FILE, gather, read_results
-from batio.sweep.run import INTERRUPTED, dask_client, execute_run, run_all
+from batio.sweep.run import INTERRUPTED, PlannedRun, dask_client, execute_run, run_all
 
 __all__ = ["INTERRUPTED", "RESULTS_FILE", "Grid", "PlannedRun", "Policy", "WorkloadSource", "alone_workload",
            "check_grid", "check_tau", "dask_client", "execute_run", "gather", "is_generator", "load_config",
