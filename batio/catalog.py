@@ -157,10 +157,12 @@ def scheduler_file_and_options(name, options=None):
 class Declaration:
     """What a policy says of itself (``batio.fit`` holds it against the inputs), with its options checked."""
     name: str                  # as the user typed it
-    file: Path | None          # its scheduler file (None: batsched)
+    file: Path | None          # its scheduler file, resolved (None: batsched)
     module: str | None         # its path under batio's schedulers/ (BUNDLED_INPUTS' key)
     scheduler: type | None     # its class, when it declares itself
-    settings: dict             # every option's value, the name's presets included
+    options: dict              # the options the scheduler receives: the name's presets under the user's
+    settings: dict             # every option's value, parsed by the scheduler (else ``options``)
+    features: dict             # the Batsim features it needs (RunSpec flag -> True): batsim_features
     requires: dict
     performs: tuple
     bundled_platform: tuple | None  # (name, resolved file) of the platform its options' defaults describe
@@ -208,11 +210,12 @@ def declaration(name, options=None):
     """The declaration of the scheduler ``name`` (as typed) with ``options``; InvalidConfiguration
     on an option the scheduler would refuse at start-up."""
     path, merged = scheduler_file_and_options(name, options)
-    file = None if is_batsched(name) else Path(path)
+    features = batsim_features(name)
+    file = None if is_batsched(name) else Path(path).resolve()
     module = _module_key(file) if file else None
     bundled = BUNDLED_INPUTS_OF_NAME.get(name) or BUNDLED_INPUTS.get(module)
     bundled_platform = (bundled[0], Path(platform_path(bundled[0])).resolve()) if bundled else None
-    scheduler = _declaring_class(str(file.resolve())) if file else None
+    scheduler = _declaring_class(str(file)) if file else None
     settings, requires, performs = merged, {}, ()
     if scheduler is not None:
         try:
@@ -220,5 +223,5 @@ def declaration(name, options=None):
         except BatioError as error:
             raise InvalidConfiguration(f"invalid configuration: scheduler {name}: {error}") from None
         requires, performs = scheduler.requirements(settings), tuple(scheduler.PERFORMS)
-    return Declaration(name, file, module, scheduler, settings, requires, performs, bundled_platform,
-                       {key: modules for key, modules in performers().items() if key not in performs})
+    return Declaration(name, file, module, scheduler, merged, settings, features, requires, performs,
+                       bundled_platform, {key: modules for key, modules in performers().items() if key not in performs})

@@ -11,8 +11,9 @@ from batio.catalog import is_batsched
 from batio.errors import InputError
 from batio.importers.common import parse_duration
 from batio.metrics import DEFAULT_BSLD_TAU
-from batio.sweep.config import Grid, Policy, WorkloadSource, check_grid, check_tau, is_generator, load_generator
-from batio.sweep.results import run_grid
+from batio.sweep.config import Grid, Policy, WorkloadSource, check_grid, check_tau, is_generator
+from batio.sweep.grid import run_grid
+from batio.sweep.plan import load_generator
 from batio.windows import window_count
 
 

@@ -55,7 +55,6 @@ def run_batsim(spec, host, port):
     """Run Batsim against the scheduler at host:port, then write the run record and summary."""
     from batio import cli
     from batio.engines.batsim import batsim_command, write_run_record
-    from batio.inputs.platform import read_platform
     started = time.perf_counter()
     log_path = f"{spec.out_prefix}_batsim.log"  # where `batio run --engine batsim` writes Batsim's log
     with open(log_path, "w") as log:
@@ -65,7 +64,7 @@ def run_batsim(spec, host, port):
     write_run_record(spec, "compose", time.perf_counter() - started, error=error)
     if error:
         raise EngineError(error)
-    cli.print_summary(spec, "batsim", len(read_platform(spec).compute))
+    cli.print_summary(spec, "batsim")
     return 0
 
 

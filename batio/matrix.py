@@ -14,10 +14,8 @@ import pandas as pd
 from batio import catalog, fit, report, sweep
 from batio.errors import InputError
 from batio.inputs.workload import load_workload
-from batio.metrics import METRICS
-from batio.outfiles import write_text
+from batio.outfiles import markdown_table, write_text
 from batio.parity import truncated_workload
-from batio.tables import markdown_table
 
 # The metrics each input's policies are ranked on (lower is better for all);
 # the I/O slowdown only where the input's jobs do I/O (elsewhere it is 1 by construction).
@@ -197,9 +195,7 @@ def run_matrix(matrix, out, workers=0, retry_failed=False, progress=True):
     out = Path(out).resolve()
     runs, skipped, summaries = plan_matrix(matrix, out)
     counts = sweep.run_all(runs, out, workers, retry_failed=retry_failed, progress=progress)
-    table = (sweep.gather(runs, out) if runs else
-             pd.DataFrame(columns=["status", "error", "policy", "platform", "workload", *METRICS]))
-    sweep.write_results(table, out)
+    table = sweep.gather(runs, out)
     return table, skipped, summaries, counts
 
 

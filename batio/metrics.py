@@ -17,6 +17,36 @@ METRICS = ("jobs", "succeeded", "evaluated_jobs", "makespan", "mean_wait", "max_
            "mean_io_slowdown", "max_io_slowdown")
 # The bounded slowdown's threshold (seconds): the literature's usual 10 s.
 DEFAULT_BSLD_TAU = 10.0
+# What each metric of a report means, as report.md and report.html say it.
+DEFINITIONS = """\
+- **makespan**: the last job's finish time, from time 0 (Batsim's definition).
+- **wait**: starting time - submission time; mean and max over the jobs that ran.
+- **evaluated**: when the workload marks its jobs' categories (`batio import --warmup/--cooldown`,
+  or `--windows`), wait and (bounded) slowdown cover the evaluated jobs (category 1) only;
+  the others load the machine. Makespan, utilisation and bytes moved cover the whole run.
+- **slowdown**: Batsim's stretch, turnaround time / execution time, per job; mean and max.
+- **bounded slowdown**: max(1, turnaround time / max(execution time, tau)), tau = 10 s
+  unless `--bsld-tau` (Feitelson et al., JSSPP 1997): jobs of a few seconds do not dominate it.
+- **utilisation**: sum over jobs of execution time x hosts, over compute hosts x makespan.
+- **bytes moved**: bytes read plus written on the storage hosts, from `out_io.csv`
+  (measured by batio's embedded engine; empty for runs on real Batsim).
+- **I/O slowdown**: per job, its execution time in the run over its execution time
+  when it runs alone on the machine, taken from a reference run of the same jobs
+  submitted one after the other (FCFS, each after the previous one's walltime).
+  Compute hosts are never shared between jobs, so this is the slowdown caused by
+  sharing the storage and the network: 1.0 means no interference. Mean and max
+  over the jobs that succeeded in both runs; empty when a job has no walltime.
+- **ratios** (x): the policy's value over the baseline's, both averaged over the
+  replicas whose runs succeeded. Lower is better except for utilisation.
+- **replicas**: the seeds of a generated workload (`--seeds K`), or consecutive windows of
+  a trace (`--windows LENGTH`: window k is seed k; see `batio/windows.py`).
+- **+- (95 % interval)**: mean +- t(0.975, n-1) x sd / sqrt(n) over the n replicas (Student t).
+- **difference to the baseline**: the policy's value minus the baseline's on the same
+  replica, with its 95 % Student t interval over the pairs and the paired t test's p;
+  the Wilcoxon signed-rank test's p is given from 6 pairs on (below, it cannot reach 5 %).
+  An interval that covers 0 reads "no significant difference". One replica gives no
+  uncertainty estimate at all (see `batio/uncertainty.py`).
+"""
 
 
 # Batsim leaves these empty for a rejected job; job ids and metadata keep
@@ -25,8 +55,17 @@ _TIMES_OF_RUN_JOBS = ("starting_time", "execution_time", "finish_time", "waiting
                       "stretch", "consumed_energy")
 
 
+# The output files every run writes, whatever its engine.
+REQUIRED_OUTPUTS = ("_jobs.csv", "_machine_states.csv", "_run.json")
 # Text as written: an id "007" stays "007", not the number 7.
 _TEXT_COLUMNS = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
+
+
+def check_outputs(prefix):
+    """InputError naming the first output file a run folder lacks."""
+    for suffix in REQUIRED_OUTPUTS:
+        if not Path(f"{prefix}{suffix}").is_file():
+            raise InputError(Path(prefix).parent, f"incomplete run outputs: no {Path(prefix).name}{suffix}")
 
 
 def read_jobs(prefix):
@@ -178,8 +217,10 @@ def job_io_slowdowns(prefix, reference_prefix):
 
 def per_job_values(out, row):
     """(slowdowns, bounded slowdowns, I/O slowdowns by job id) of the evaluated jobs of one run, a row of
-    a sweep's results table (batio.sweep.results) in the folder ``out``; no I/O slowdown without a reference run."""
+    a sweep's results table (batio.sweep.results) in the folder ``out``; no I/O slowdown without a reference run.
+    InputError when the run's outputs are incomplete."""
     prefix = out / row.run_dir / "out"
+    check_outputs(prefix)
     jobs = measured_jobs(prefix)
     tau = getattr(row, "bsld_tau", DEFAULT_BSLD_TAU)
     bounded = bounded_slowdowns(jobs, DEFAULT_BSLD_TAU if pd.isna(tau) else float(tau))

@@ -19,7 +19,7 @@ from batio import catalog, engines
 from batio.errors import BatioError, EngineError
 from batio.inputs.spec import RunSpec
 from batio.inputs.workload import profiles_reached
-from batio.tables import markdown_table
+from batio.outfiles import markdown_table
 
 log = logging.getLogger(__name__)
 

@@ -8,6 +8,8 @@
     OUT/report/figures/      PNG figures (one sub-folder per group when there are several)
     OUT/report/report.html   the same as a page that opens offline (batio.html_report)
 
+``write_reports`` writes them all; ``write_page`` writes the page of any output folder again.
+
 Runs are grouped by platform, workload and engine; within a group the
 policies are compared on the same inputs, over replicas: the seeds of a
 generated workload, or the windows of a trace (seed k is window k).
@@ -21,12 +23,11 @@ import shutil
 
 import pandas as pd
 
-from batio import __version__, plots, uncertainty
-from batio.metrics import METRICS, per_job_values
+from batio import __version__, html_report, plots, uncertainty
+from batio.errors import InputError
+from batio.metrics import DEFINITIONS, METRICS, per_job_values
 from batio.names import slug
-from batio.outfiles import write_text, written
-from batio.schedule_data import check_run
-from batio.tables import markdown_table
+from batio.outfiles import markdown_table, write_text, written
 
 GROUP_KEYS = ["platform", "workload", "engine"]
 # metric -> (heading, how a value is shown)
@@ -47,35 +48,6 @@ SCALE = {"bytes_moved": 1e-9}
 # The metrics whose paired differences get a verdict, and those where higher is better.
 JUDGED = ("makespan", "mean_wait", "mean_slowdown", "mean_bounded_slowdown", "utilisation", "mean_io_slowdown")
 HIGHER_IS_BETTER = {"utilisation", "succeeded"}
-DEFINITIONS = """\
-- **makespan**: the last job's finish time, from time 0 (Batsim's definition).
-- **wait**: starting time - submission time; mean and max over the jobs that ran.
-- **evaluated**: when the workload marks its jobs' categories (`batio import --warmup/--cooldown`,
-  or `--windows`), wait and (bounded) slowdown cover the evaluated jobs (category 1) only;
-  the others load the machine. Makespan, utilisation and bytes moved cover the whole run.
-- **slowdown**: Batsim's stretch, turnaround time / execution time, per job; mean and max.
-- **bounded slowdown**: max(1, turnaround time / max(execution time, tau)), tau = 10 s
-  unless `--bsld-tau` (Feitelson et al., JSSPP 1997): jobs of a few seconds do not dominate it.
-- **utilisation**: sum over jobs of execution time x hosts, over compute hosts x makespan.
-- **bytes moved**: bytes read plus written on the storage hosts, from `out_io.csv`
-  (measured by batio's embedded engine; empty for runs on real Batsim).
-- **I/O slowdown**: per job, its execution time in the run over its execution time
-  when it runs alone on the machine, taken from a reference run of the same jobs
-  submitted one after the other (FCFS, each after the previous one's walltime).
-  Compute hosts are never shared between jobs, so this is the slowdown caused by
-  sharing the storage and the network: 1.0 means no interference. Mean and max
-  over the jobs that succeeded in both runs; empty when a job has no walltime.
-- **ratios** (x): the policy's value over the baseline's, both averaged over the
-  replicas whose runs succeeded. Lower is better except for utilisation.
-- **replicas**: the seeds of a generated workload (`--seeds K`), or consecutive windows of
-  a trace (`--windows LENGTH`: window k is seed k; see `batio/windows.py`).
-- **+- (95 % interval)**: mean +- t(0.975, n-1) x sd / sqrt(n) over the n replicas (Student t).
-- **difference to the baseline**: the policy's value minus the baseline's on the same
-  replica, with its 95 % Student t interval over the pairs and the paired t test's p;
-  the Wilcoxon signed-rank test's p is given from 6 pairs on (below, it cannot reach 5 %).
-  An interval that covers 0 reads "no significant difference". One replica gives no
-  uncertainty estimate at all (see `batio/uncertainty.py`).
-"""
 
 
 # -- tables -------------------------------------------------------------------------------
@@ -261,12 +233,8 @@ class ReportData:
 
 def report_data(results, out, baseline=None):
     """The ReportData of ``results`` in the sweep folder ``out``; InputError when a successful run's outputs
-    are incomplete (batio.schedule_data.check_run)."""
+    are incomplete (batio.metrics.check_outputs)."""
     out = Path(out)
-    per_job = {}
-    for row in results[results["status"] == "ok"].itertuples():
-        check_run(out / row.run_dir / "out")
-        per_job[row.run_id] = per_job_values(out, row)
     summary = summary_table(results, baseline)
     groups = []
     for keys, group in groups_of(summary):
@@ -274,6 +242,7 @@ def report_data(results, out, baseline=None):
         paired = baseline is not None and int(group["runs_ok"].min()) >= 2
         groups.append(GroupView(keys, group, runs, replica_note(group), table_cells(group, baseline),
                                 difference_cells(group, baseline) if paired else None))
+    per_job = {row.run_id: per_job_values(out, row) for row in results[results["status"] == "ok"].itertuples()}
     return ReportData(results, baseline, summary, groups, per_job)
 
 
@@ -396,3 +365,26 @@ def write_report(data, out, title="comparison", made_from=None):
     path = report_dir / "report.md"
     write_text(path, "\n".join(lines))
     return path
+
+
+def write_reports(results, out, baseline=None, title="comparison", made_from=None):
+    """OUT/report (report.md, report.html and the rest) from ``results.gather``'s table; returns report.md's path."""
+    data = report_data(results, out, baseline)
+    path = write_report(data, out, title=title, made_from=made_from)
+    html_report.write_folder_page(data, out, title=title)
+    return path
+
+
+def write_page(folder, baseline=None):
+    """The page of any output folder: a run (out_jobs.csv) or a comparison or sweep (results.csv)."""
+    folder = Path(folder)
+    if (folder / "results.csv").is_file():
+        results = pd.read_csv(folder / "results.csv")
+        if baseline is not None and baseline not in set(results["policy"]):
+            raise InputError("--baseline", f"{baseline!r} is not a policy of {folder / 'results.csv'}")
+        data = report_data(results, folder, baseline or results["policy"].iloc[0])
+        return html_report.write_folder_page(data, folder, title=f"results of {folder.name}")
+    if (folder / "out_jobs.csv").is_file() or (folder / "out_run.json").is_file():
+        return html_report.write_run_page(folder)
+    raise InputError(folder, "not a batio output folder: no out_jobs.csv (a run) and no results.csv "
+                             "(a comparison or a sweep)")

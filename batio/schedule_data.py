@@ -23,9 +23,7 @@ import numpy as np
 import pandas as pd
 
 from batio import metrics
-from batio.errors import InputError
 
-REQUIRED = ("_jobs.csv", "_machine_states.csv", "_run.json")
 # I/O intensity: bytes moved per second of the job's execution, in decades.
 INTENSITY = [("no I/O", 0.0), ("< 10 MB/s", 1e7), ("10-100 MB/s", 1e8), ("0.1-1 GB/s", 1e9), (">= 1 GB/s", math.inf)]
 UNKNOWN = "bytes unknown"
@@ -39,13 +37,6 @@ UNITS = [("s", 1.0, 7200.0), ("h", 3600.0, 3 * 86400.0), ("days", 86400.0, math.
 def time_unit(span):
     """(name, seconds per unit) for an axis spanning ``span`` seconds."""
     return next((name, size) for name, size, limit in UNITS if span <= limit)
-
-
-def check_run(prefix):
-    """InputError naming the first output file a run folder lacks."""
-    for suffix in REQUIRED:
-        if not Path(f"{prefix}{suffix}").is_file():
-            raise InputError(Path(prefix).parent, f"incomplete run outputs: no {Path(prefix).name}{suffix}")
 
 
 @dataclass
@@ -171,7 +162,7 @@ def queue_length(jobs):
 
 def load_run(prefix):
     """The Run of the outputs ``PREFIX_*`` (InputError when one is missing)."""
-    check_run(prefix)
+    metrics.check_outputs(prefix)
     record = metrics.run_record(prefix)
     all_jobs = metrics.read_jobs(prefix)
     notes = []

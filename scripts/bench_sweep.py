@@ -17,7 +17,7 @@ import time
 
 from batio import report
 from batio.errors import exits_on_error
-from batio.sweep import gather, load_config, plan, run_all, write_results
+from batio.sweep import gather, load_config, plan, run_all
 
 
 @exits_on_error
@@ -36,7 +36,6 @@ def main():
             counts = run_all(runs, out, workers=workers, progress=False)
             ran = time.perf_counter()
             table = gather(runs, out)
-            write_results(table, out)
             report.write_report(report.report_data(table, out, grid.baseline), out, title="benchmark")
             done = time.perf_counter()
             failed = int((table["status"] != "ok").sum())

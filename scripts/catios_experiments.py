@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 from batio.errors import exits_on_error
+from batio.outfiles import markdown_table
 from batio.schedulers.catios.iodemand import alone_rate, decode
 from batio.sweep import RESULTS_FILE, read_results
-from batio.tables import markdown_table
 from batio.workloads.catios import NB_NODES, NODE_BW, STORAGE_BW
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -35,7 +35,7 @@ import contention_platforms as cp  # noqa: E402
 
 from batio import sweep  # noqa: E402
 from batio.errors import exits_on_error  # noqa: E402
-from batio.tables import markdown_table  # noqa: E402
+from batio.outfiles import markdown_table  # noqa: E402
 
 RESULTS = ROOT / "scripts" / "results"
 STRIA_HISTORY = ROOT / "scripts" / "sweeps" / "history-stria15_lustre.json"
@@ -72,7 +72,6 @@ def run_grid(config, folder, workers):
     started = time.perf_counter()
     counts = sweep.run_all(runs, folder.resolve(), workers, progress=False)
     table = sweep.gather(runs, folder.resolve())
-    sweep.write_results(table, folder)
     print(f"{folder}: {counts['ran']} runs in {time.perf_counter() - started:.0f} s, {counts['skipped']} reused, "
           f"{counts['failed']} failed", file=sys.stderr)
     table["steepness"] = table["platform"].map(steepness_of)

@@ -47,9 +47,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from batio.errors import exits_on_error  # noqa: E402
+from batio.outfiles import markdown_table  # noqa: E402
 from batio.schedulers.equilibrio.metrics import intensity_timeline, job_metrics, mean_distance  # noqa: E402
 from batio.sweep import RESULTS_FILE, read_results  # noqa: E402
-from batio.tables import markdown_table  # noqa: E402
 from batio.workloads.equilibrio import NB_JOBS  # noqa: E402
 
 BUNDLED_SEED = 3

@@ -35,9 +35,9 @@ import sys
 import pandas as pd
 
 from batio.errors import exits_on_error
+from batio.outfiles import markdown_table
 from batio.schedulers.locality import metrics as lm
 from batio.sweep import read_results
-from batio.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTHORS = ROOT / "tests" / "data" / "locality_authors"

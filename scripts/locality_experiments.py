@@ -25,9 +25,9 @@ import pandas as pd  # noqa: E402
 
 from batio.errors import exits_on_error  # noqa: E402
 from batio.inputs.platform import read_properties  # noqa: E402
+from batio.outfiles import markdown_table  # noqa: E402
 from batio.schedulers.locality import metrics as lm  # noqa: E402
 from batio.sweep import read_results  # noqa: E402
-from batio.tables import markdown_table  # noqa: E402
 
 BASELINES = {False: "fcfs", True: "fcfs-bf"}
 

@@ -47,9 +47,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from batio.errors import exits_on_error  # noqa: E402
+from batio.outfiles import bold_best, markdown_table  # noqa: E402
 from batio.schedulers.list_vs_pack import metrics as pm  # noqa: E402
 from batio.sweep import RESULTS_FILE, read_results  # noqa: E402
-from batio.tables import bold_best, markdown_table  # noqa: E402
 from batio.workloads import periodic  # noqa: E402
 
 NB_HOSTS = periodic.DEFAULT_HOSTS

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from batio import headless, html_charts
+from batio import headless, html_report
 from batio.cli import main
 from batio.html_report import write_run_page
 from batio.metrics import read_jobs
@@ -69,7 +69,7 @@ def test_report_rewrites_the_page_and_names_what_is_missing(run, tmp_path, capsy
 
 
 def test_no_io_leaves_out_the_storage_panel_and_says_so(run, tmp_path):
-    from batio.html_charts import gantt_figure, span_of
+    from batio.html_report import gantt_figure, span_of
     from batio.schedule_data import load_run
     with_io = load_run(run / "out")
     figure, detail = gantt_figure(with_io, "easy", span_of({"easy": with_io}), {})
@@ -116,7 +116,7 @@ def test_the_page_renders_in_chromium_with_a_known_jobs_tooltip(run, tmp_path):
 def test_beyond_the_limit_the_page_aggregates_and_zooming_in_draws_jobs(run, tmp_path, monkeypatch):
     if headless.chromium() is None:
         pytest.skip(NO_BROWSER)
-    monkeypatch.setattr(html_charts, "DETAIL_LIMIT", 10)  # 12 jobs (16 bars): aggregated, as 100,000 would be
+    monkeypatch.setattr(html_report, "DETAIL_LIMIT", 10)  # 12 jobs (16 bars): aggregated, as 100,000 would be
     folder = tmp_path / "big"
     shutil.copytree(run, folder)
     write_run_page(folder)

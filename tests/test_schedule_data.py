@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from batio.html_charts import occupancy, step_means
+from batio.html_report import occupancy, step_means
 from batio.schedule_data import backfilled, intensity_class, profile_bytes, storage_capacity, time_unit
 
 

@@ -1,6 +1,6 @@
-"""batio.tables: the one Markdown-table writer, against hand-written tables."""
+"""batio.outfiles: the one Markdown-table writer, against hand-written tables."""
 
-from batio.tables import bold_best, markdown_table
+from batio.outfiles import bold_best, markdown_table
 
 
 def test_a_table_is_header_rule_and_rows_left_aligned_by_default():

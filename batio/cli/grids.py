@@ -8,7 +8,7 @@ from batio.outfiles import make_folder
 
 
 def command_report(args):
-    from batio.html_report import write_page
+    from batio.report import write_page
     for folder in args.folders:
         print(f"page: {write_page(folder, args.baseline)}")
     return 0

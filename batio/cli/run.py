@@ -61,18 +61,18 @@ def command_run(args):
     engines.check_engine(args.engine, spec.scheduler)
     degraded = fit.check_run(args.scheduler, given, spec, args.allow_unfit, strict=args.engine == "embedded")
     fresh_folder(args.out, args.force)
-    result = engines.run(spec, args.engine, progress=not args.quiet and sys.stderr.isatty(),
-                         marks={"scheduler_name": args.scheduler, "degraded": list(degraded)})
-    print_summary(spec, args.engine, result["nb_compute"], name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
+    engines.run(spec, args.engine, progress=not args.quiet and sys.stderr.isatty(),
+                marks={"scheduler_name": args.scheduler, "degraded": list(degraded)})
+    print_summary(spec, args.engine, name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
     from batio.html_report import write_run_page
     print(f"page:    {write_run_page(Path(spec.out_prefix).parent, tau=args.bsld_tau)}")
     return 0
 
 
-def print_summary(spec, engine, nb_compute, *, name=None, degraded=(), tau=metrics.DEFAULT_BSLD_TAU):
+def print_summary(spec, engine, *, name=None, degraded=(), tau=metrics.DEFAULT_BSLD_TAU):
     """What `batio run` prints of a finished run (also the compose services', batio.compose);
     ``name``: the scheduler as the user typed it."""
-    summary = metrics.summarize(spec.out_prefix, nb_compute, tau=tau)
+    summary = metrics.summarize(spec.out_prefix, tau=tau)
     name = name or Path(spec.scheduler).stem
     print(f"{name} ({Path(spec.scheduler).name} {json.dumps(spec.options)}) on {Path(spec.platform).name} "
           f"with {', '.join(Path(w).name for w in spec.workloads)} ({engine} engine)")

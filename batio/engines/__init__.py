@@ -7,7 +7,6 @@ from pathlib import Path
 import shutil
 
 from batio.errors import EngineError, InputError
-from batio.inputs.platform import read_platform
 from batio.progress import JobProgress
 
 ENGINES = ("embedded", "batsim", "docker")
@@ -33,7 +32,8 @@ def check_engine(engine, scheduler):
 def run(spec, engine="embedded", progress=False, wall_timeout_s=None, marks=None):
     """Run ``spec`` (an inputs.spec.RunSpec) on ``engine`` and write its outputs at ``spec.out_prefix``.
 
-    Returns ``{"prefix", "nb_compute", ...}`` (the embedded engine adds its measures);
+    Returns ``{"prefix", ...}`` (the embedded engine adds its measures; ``PREFIX_run.json``
+    records the run, the number of compute hosts included);
     ``progress``: a bar of the embedded engine's jobs on the terminal; ``wall_timeout_s`` bounds
     a real Batsim's run; ``marks``: keys added to the run's ``PREFIX_run.json`` however the run
     ends (the scheduler as typed, why its result is degraded: batio.fit). Raises a ``BatioError``
@@ -47,7 +47,7 @@ def run(spec, engine="embedded", progress=False, wall_timeout_s=None, marks=None
         if engine == "embedded":
             return _embedded(runner, spec, progress)
         runner(spec, timeout_s=wall_timeout_s)
-        return {"prefix": str(spec.out_prefix), "nb_compute": len(read_platform(spec).compute)}
+        return {"prefix": str(spec.out_prefix)}
     finally:
         if marks:
             _mark_record(spec.out_prefix, marks)

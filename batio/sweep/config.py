@@ -1,21 +1,18 @@
 """A sweep's grid and its YAML form (docs/sweeps.md): read, checked, every error naming its field."""
 
 from dataclasses import dataclass, field
-import importlib
-import importlib.util
 import json
 import logging
 import math
 from pathlib import Path
-import re
 
-from batio import catalog, metrics
+from batio import catalog, engines, metrics
 from batio.catalog import is_batsched
 from batio.engines import ENGINES
 from batio.errors import InputError
-from batio.inputs.spec import RUN_OPTIONS, valid_run_option
+from batio.inputs.spec import RUN_OPTIONS
 from batio.inputs.workload import json_problem
-from batio.names import slug
+from batio.sweep.plan import check_run_option, load_generator, per_run_name
 
 logger = logging.getLogger(__name__)
 
@@ -32,10 +29,6 @@ CONFIG_KEYS = {
                    "io_exclusive: true|false}",
     "allow_unfit": "true or false (default): run policies whose needs the inputs do not meet, marked degraded",
 }
-# A whole option value in braces is a per-run value (docs/internals.md, batio/sweep/).
-PER_RUN_VALUE = re.compile(r"\{([^{}]*)\}")
-PER_RUN_VALUES = '"{seed}" (the workload seed) or "{workload.FIELD}" (a top-level field of the run\'s workload)'
-WORKLOAD_FIELD = re.compile(r"workload\.([A-Za-z_][A-Za-z0-9_]*)")
 REQUIRED_KEYS = ("platforms", "workloads", "schedulers")
 WORKLOAD_KEYS = ("generator", "args", "name")
 SCHEDULER_KEYS = ("scheduler", "options", "grid", "label")
@@ -71,48 +64,6 @@ class Grid:
     bsld_tau: float = metrics.DEFAULT_BSLD_TAU
     made_from: str | None = None   # what the report says the grid came from (default: source)
     allow_unfit: bool = False      # run policies that do not fit their inputs (batio.fit), marked degraded
-
-@dataclass
-class WorkloadInstance:
-    """One workload of the grid (a file, or a generator's workload for one seed), which its runs'
-    per-run values (``"{seed}"``, ``"{workload.FIELD}"``) are resolved against."""
-    label: str
-    workload_file: str
-    seed: int | None
-    alone_file: str | None          # its reference workload, for the I/O slowdown
-    _fields: dict | None = field(default=None, repr=False, compare=False)  # its top-level fields, once read
-
-    def workload_field(self, name, source, where):
-        if self._fields is None:
-            self._fields = json.loads(Path(self.workload_file).read_text())
-        if name not in self._fields:
-            raise InputError(source, f"workload {self.label}" + ("" if self.seed is None else f" seed {self.seed}")
-                             + f" ({self.workload_file}) has no top-level field {name!r}", field=where)
-        return self._fields[name]
-
-    def resolve(self, values, source, where):
-        """``values`` (options or run options) with their per-run values replaced by this workload's."""
-        resolved = {}
-        for key, value in values.items():
-            name = per_run_name(value, source, f"{where}.{key}")
-            if name is None:
-                resolved[key] = value
-            elif name == "seed":
-                if self.seed is None:
-                    raise InputError(source, f"\"{{seed}}\" is the seed of a generated workload, and workload "
-                                             f"{self.label} is a file", field=f"{where}.{key}")
-                resolved[key] = self.seed
-            else:
-                resolved[key] = self.workload_field(name.split(".", 1)[1], source, f"{where}.{key}")
-        return resolved
-
-    def resolve_run_options(self, run_options, source):
-        resolved = self.resolve(run_options, source, "run_options")
-        for key, value in run_options.items():
-            if per_run_name(value, source, f"run_options.{key}"):  # the others were checked when read
-                check_run_option(key, resolved[key], source, f"run_options.{key}")
-        return resolved
-
 
 def is_generator(name):
     """``module:function`` or ``path/file.py:function`` (a workload generator), not a file name."""
@@ -303,25 +254,6 @@ def run_options_entry(value, source, per_run=False):
     return value
 
 
-def check_run_option(key, given, source, where):
-    if not valid_run_option(key, given):
-        raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=where)
-
-
-def per_run_name(value, source, where):
-    """``seed`` or ``workload.FIELD`` for a per-run value, None for any other value; a value
-    in braces that names neither is an error (a misspelt per-run value must not reach a run)."""
-    if not isinstance(value, str):
-        return None
-    match = PER_RUN_VALUE.fullmatch(value)
-    if match is None:
-        return None
-    name = match.group(1)
-    if name != "seed" and not WORKLOAD_FIELD.fullmatch(name):
-        raise InputError(source, f"unknown per-run value {value!r}: expected {PER_RUN_VALUES}", field=where)
-    return name
-
-
 def check_tau(tau, source, where):
     """The bounded slowdown's threshold (``bsld_tau``, ``--bsld-tau``) is a number of seconds > 0."""
     if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau < math.inf:
@@ -330,7 +262,8 @@ def check_tau(tau, source, where):
 
 
 def check_grid(grid):
-    """What a config and ``batio compare`` arguments must both satisfy."""
+    """What a config and ``batio compare`` arguments must both satisfy, its engines available on this machine
+    included."""
     for axis, labels in (("platforms", [label for label, _ in grid.platforms]),
                          ("workloads", [w.label for w in grid.workloads]),
                          ("schedulers", [p.label for p in grid.policies])):
@@ -353,25 +286,4 @@ def check_grid(grid):
         if is_batsched(policy.scheduler) and "embedded" in grid.engines:
             raise InputError(grid.source, f"{policy.scheduler} is a batsched (C++) scheduler: it runs only "
                                           "against real Batsim (engines: [batsim] or [docker])", field="engines")
-
-
-def load_generator(reference, source, where):
-    target, _, function = reference.rpartition(":")
-    if target.endswith(".py") or "/" in target:
-        if not Path(target).is_file():
-            raise InputError(source, f"no such generator file {target}", field=where)
-        spec = importlib.util.spec_from_file_location(f"batio_generator_{slug(Path(target).stem)}", target)
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except Exception as error:  # noqa: BLE001 - any error in the user's file
-            raise InputError(source, f"cannot load {target}: {type(error).__name__}: {error}", field=where) from None
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ImportError as error:
-            raise InputError(source, f"cannot import generator module {target!r}: {error}", field=where) from None
-    generate = getattr(module, function, None)
-    if not callable(generate):
-        raise InputError(source, f"{target} has no function {function!r}", field=where)
-    return generate
+    engines.check_available(grid.engines)  # once, here, rather than in every run

@@ -1,21 +1,23 @@
-"""A grid's runs: its generated workloads, its reference runs and the id of every run."""
+"""A grid's runs: its generated workloads, its reference runs, every policy checked against its
+inputs (batio.fit) with its per-run values resolved."""
 
-from dataclasses import dataclass
-import hashlib
+from dataclasses import dataclass, field
+import importlib
+import importlib.util
 import json
 import logging
 import os
 from pathlib import Path
+import re
 import uuid
 
-from batio import __version__, catalog
-from batio.catalog import is_batsched
-from batio.errors import InputError
-from batio.inputs.spec import file_digest
+from batio import catalog, fit
+from batio.errors import InputError, InvalidConfiguration
+from batio.inputs.spec import RUN_OPTIONS, file_digest, valid_run_option
 from batio.inputs.workload import load_workload
 from batio.names import slug
 from batio.outfiles import written
-from batio.sweep.config import WorkloadInstance, load_generator
+from batio.sweep.run import PlannedRun
 
 logger = logging.getLogger(__name__)
 
@@ -26,40 +28,99 @@ REFERENCE_GAP_S = 1.0
 # The reference run's I/O timeline is not used; a long period keeps its
 # monitor from waking every second of a simulated time that sums walltimes.
 REFERENCE_IO_SAMPLE_PERIOD = 1e6
+# A whole option value in braces is a per-run value (docs/internals.md, batio/sweep/).
+PER_RUN_VALUE = re.compile(r"\{([^{}]*)\}")
+PER_RUN_VALUES = '"{seed}" (the workload seed) or "{workload.FIELD}" (a top-level field of the run\'s workload)'
+WORKLOAD_FIELD = re.compile(r"workload\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
+# -- per-run values -----------------------------------------------------------------------
 @dataclass
-class PlannedRun:
-    """One simulation of the grid, with everything a worker needs (paths are absolute)."""
-    run_id: str
-    kind: str                      # "policy", or "reference" (jobs run alone, for the I/O slowdown)
-    policy: str
-    scheduler: str                 # scheduler file, or batsched:VARIANT
-    options: dict                  # as the scheduler receives them (presets included)
-    platform: str
-    platform_file: str
-    workload: str
+class WorkloadInstance:
+    """One workload of the grid (a file, or a generator's workload for one seed), which its runs'
+    per-run values (``"{seed}"``, ``"{workload.FIELD}"``) are resolved against."""
+    label: str
     workload_file: str
     seed: int | None
-    engine: str
-    run_options: dict
-    sha256: dict                   # platform, workload, scheduler -> SHA-256 (scheduler: None for batsched)
-    reference_run: str | None = None
-    scheduler_name: str = ""       # the scheduler as the user wrote it
-    degraded: tuple = ()           # why the policy does not fit its inputs, when run anyway
+    alone_file: str | None          # its reference workload, for the I/O slowdown
+    _fields: dict | None = field(default=None, repr=False, compare=False)  # its top-level fields, once read
 
-    def identity(self):
-        """The row fields that say what the run is."""
-        return {"run_id": self.run_id, "kind": self.kind, "policy": self.policy, "scheduler": self.scheduler,
-                "options": json.dumps(self.options, sort_keys=True), "platform": self.platform,
-                "workload": self.workload, "seed": self.seed, "engine": self.engine,
-                "platform_file": self.platform_file, "workload_file": self.workload_file,
-                "platform_sha256": self.sha256["platform"], "workload_sha256": self.sha256["workload"],
-                "scheduler_sha256": self.sha256["scheduler"], "batio_version": __version__,
-                "run_dir": f"runs/{self.run_id}", "reference_run": self.reference_run,
-                "scheduler_name": self.scheduler_name, "degraded": "; ".join(self.degraded)}
+    def workload_field(self, name, source, where):
+        if self._fields is None:
+            self._fields = json.loads(Path(self.workload_file).read_text())
+        if name not in self._fields:
+            raise InputError(source, f"workload {self.label}" + ("" if self.seed is None else f" seed {self.seed}")
+                             + f" ({self.workload_file}) has no top-level field {name!r}", field=where)
+        return self._fields[name]
+
+    def resolve(self, values, source, where):
+        """``values`` (options or run options) with their per-run values replaced by this workload's."""
+        resolved = {}
+        for key, value in values.items():
+            name = per_run_name(value, source, f"{where}.{key}")
+            if name is None:
+                resolved[key] = value
+            elif name == "seed":
+                if self.seed is None:
+                    raise InputError(source, f"\"{{seed}}\" is the seed of a generated workload, and workload "
+                                             f"{self.label} is a file", field=f"{where}.{key}")
+                resolved[key] = self.seed
+            else:
+                resolved[key] = self.workload_field(name.split(".", 1)[1], source, f"{where}.{key}")
+        return resolved
+
+    def resolve_run_options(self, run_options, source):
+        """``run_options`` resolved as ``resolve`` does, each per-run value then checked as a run option."""
+        resolved = self.resolve(run_options, source, "run_options")
+        per_run = [key for key, value in run_options.items() if per_run_name(value, source, f"run_options.{key}")]
+        for key in per_run:  # the others were checked when read
+            check_run_option(key, resolved[key], source, f"run_options.{key}")
+        return resolved
+
+
+def check_run_option(key, given, source, where):
+    if not valid_run_option(key, given):
+        raise InputError(source, f"expected {RUN_OPTIONS[key]}, got {given!r}", field=where)
+
+
+def per_run_name(value, source, where):
+    """``seed`` or ``workload.FIELD`` for a per-run value, None for any other value; a value
+    in braces that names neither is an error (a misspelt per-run value must not reach a run)."""
+    if not isinstance(value, str):
+        return None
+    match = PER_RUN_VALUE.fullmatch(value)
+    if match is None:
+        return None
+    name = match.group(1)
+    if name != "seed" and not WORKLOAD_FIELD.fullmatch(name):
+        raise InputError(source, f"unknown per-run value {value!r}: expected {PER_RUN_VALUES}", field=where)
+    return name
+
 
 # -- workload generators ----------------------------------------------------------------
+def load_generator(reference, source, where):
+    """The function ``module:function`` or ``path/file.py:function`` names; InputError naming ``where``."""
+    target, _, function = reference.rpartition(":")
+    if target.endswith(".py") or "/" in target:
+        if not Path(target).is_file():
+            raise InputError(source, f"no such generator file {target}", field=where)
+        spec = importlib.util.spec_from_file_location(f"batio_generator_{slug(Path(target).stem)}", target)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:  # noqa: BLE001 - any error in the user's file
+            raise InputError(source, f"cannot load {target}: {type(error).__name__}: {error}", field=where) from None
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as error:
+            raise InputError(source, f"cannot import generator module {target!r}: {error}", field=where) from None
+    generate = getattr(module, function, None)
+    if not callable(generate):
+        raise InputError(source, f"{target} has no function {function!r}", field=where)
+    return generate
+
+
 def _write_if_changed(path, text):
     """Write atomically, and not at all when the file already holds ``text``."""
     path = Path(path)
@@ -125,35 +186,10 @@ def alone_workload(workload):
         submit += job["walltime"] + REFERENCE_GAP_S
     return {**workload, "jobs": alone}
 
-# -- planning ---------------------------------------------------------------------------
-def _run_id(kind, label, workload, seed, platform, engine, key):
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
-    seed_part = "" if seed is None else f"-s{seed}"
-    return f"{slug(label, 32)}-{slug(workload, 24)}{seed_part}-{slug(platform, 24)}-{engine}-{digest}"
 
-
-def _planned(kind, policy_label, scheduler, options, platform, workload_label, workload_file, seed, engine,
-             run_options, digest, reference_run=None):
-    platform_label, platform_file = platform
-    sha = {"platform": digest(platform_file), "workload": digest(workload_file),
-           "scheduler": None if is_batsched(scheduler) else digest(scheduler)}
-    key = {"sha256": sha, "scheduler": scheduler if is_batsched(scheduler) else None, "options": options,
-           "engine": engine, "run_options": run_options, "batio": __version__, "kind": kind}
-    return PlannedRun(_run_id(kind, policy_label, workload_label, seed, platform_label, engine, key), kind,
-                      policy_label, scheduler, options, platform_label, platform_file, workload_label,
-                      workload_file, seed, engine, run_options, sha, reference_run)
-
-
-def plan(grid, out):
-    """Every run of ``grid`` (generating the workloads in ``OUT/workloads``), reference runs first."""
-    workloads_dir = Path(out) / "workloads"
-    digests = {}
-
-    def digest(path):  # every input is hashed once, however many runs use it
-        if path not in digests:
-            digests[path] = file_digest(path)
-        return digests[path]
-
+def _workload_instances(grid, workloads_dir, digest):
+    """Every workload of ``grid``: its files checked, its generators' workloads made (one per seed),
+    each with its reference workload when the grid measures the I/O slowdown."""
     instances = []
     for source in grid.workloads:
         files = ([(_checked_workload(source.path, grid.source), None)] if source.path else
@@ -165,57 +201,64 @@ def plan(grid, out):
                 alone_file = str(workloads_dir / f"{Path(workload_file).stem}-{digest(workload_file)[:8]}-alone.json")
                 _write_if_changed(alone_file, json.dumps(alone, indent=1) + "\n")
             instances.append(WorkloadInstance(source.label, workload_file, seed, alone_file))
+    return instances
+
+
+# -- planning ---------------------------------------------------------------------------
+def plan(grid, out):
+    """Every run of ``grid`` (generating the workloads in ``OUT/workloads``), reference runs first.
+
+    Per platform and workload: the per-run values resolved, each policy's declaration asked of the
+    catalog once (its file, the options it receives, its Batsim features) and held against the
+    inputs (``batio.fit``: refused, naming the policy's field, unless ``allow_unfit``)."""
+    workloads_dir = Path(out) / "workloads"
+    digests = {}
+
+    def digest(path):  # every input is hashed once, however many runs use it
+        if path not in digests:
+            digests[path] = file_digest(path)
+        return digests[path]
+
+    instances = _workload_instances(grid, workloads_dir, digest)
     reference_scheduler, reference_options = catalog.scheduler_file_and_options(REFERENCE_SCHEDULER)
-    reference_run_options = {**grid.run_options, "io_sample_period": REFERENCE_IO_SAMPLE_PERIOD}
-    policies = []
-    for policy in grid.policies:
-        if is_batsched(policy.scheduler):
-            policies.append((policy, policy.scheduler, policy.options, grid.run_options))
-        else:
-            scheduler, options = catalog.scheduler_file_and_options(policy.scheduler, policy.options)
-            policies.append((policy, str(Path(scheduler).resolve()), options,
-                             {**grid.run_options, **catalog.batsim_features(policy.scheduler)}))
+    reference_scheduler = str(Path(reference_scheduler).resolve())
     references, runs = [], []
     for platform in grid.platforms:
         for instance in instances:
             label, seed = instance.label, instance.seed
-            unfit = _check_fit(grid, platform, instance)
+            where = f"(platform {platform[0]}, workload {instance.label})"
             # The per-run values of this workload, resolved once for all engines.
-            alone_run_options = (instance.resolve_run_options(reference_run_options, grid.source)
-                                 if instance.alone_file else None)
-            resolved = [(policy, scheduler, instance.resolve(options, grid.source, policy.where),
-                         instance.resolve_run_options(run_options, grid.source))
-                        for policy, scheduler, options, run_options in policies]
+            given = [(policy, instance.resolve(policy.options, grid.source, policy.where)) for policy in grid.policies]
+            run_options = instance.resolve_run_options(grid.run_options, grid.source)
+            declared = []
+            for policy, options in given:
+                try:
+                    declared.append(catalog.declaration(policy.scheduler, options))
+                except InvalidConfiguration as error:  # an option the scheduler would refuse
+                    raise InputError(grid.source, f"{error} {where}", field=policy.where) from None
+            facts = fit.InputFacts.of_files(platform[1], [instance.workload_file])
+            policies = []
+            for (policy, options), declaration in zip(given, declared):
+                try:
+                    unfit = fit.check(declaration, options, facts, grid.allow_unfit)
+                except fit.Unfit as error:
+                    raise InputError(grid.source, f"{error} {where}",
+                                     field=policy.where.removesuffix(".options")) from None
+                scheduler = policy.scheduler if declaration.file is None else str(declaration.file)
+                policies.append((policy, scheduler, declaration.options, {**run_options, **declaration.features},
+                                 unfit))
+            alone_run_options = {**run_options, "io_sample_period": REFERENCE_IO_SAMPLE_PERIOD}
             for engine in grid.engines:
                 reference = None
                 if instance.alone_file:
-                    reference = _planned("reference", "alone", str(Path(reference_scheduler).resolve()),
-                                         reference_options, platform, label, instance.alone_file, seed, engine,
-                                         alone_run_options, digest)
+                    reference = PlannedRun.planned("reference", "alone", reference_scheduler, reference_options,
+                                                   platform, label, instance.alone_file, seed, engine,
+                                                   alone_run_options, digest)
                     references.append(reference)
-                for policy, scheduler, options, run_options in resolved:
-                    run = _planned("policy", policy.label, scheduler, options, platform, label,
-                                   instance.workload_file, seed, engine, run_options, digest,
-                                   reference.run_id if reference else None)
-                    run.scheduler_name, run.degraded = policy.scheduler, unfit[policy.label]
+                for policy, scheduler, options, policy_run_options, unfit in policies:
+                    run = PlannedRun.planned("policy", policy.label, scheduler, options, platform, label,
+                                             instance.workload_file, seed, engine, policy_run_options, digest,
+                                             reference.run_id if reference else None)
+                    run.scheduler_name, run.degraded = policy.scheduler, tuple(unfit)
                     runs.append(run)
     return references + runs
-
-
-def _check_fit(grid, platform, instance):
-    """Policy label -> why it does not fit this input (run anyway: ``allow_unfit``); refuses,
-    naming the policy's config field, an option the scheduler would refuse or, unless allowed,
-    a policy that does not fit."""
-    from batio import fit
-    facts = fit.InputFacts.of_files(platform[1], [instance.workload_file])
-    unfit = {}
-    for policy in grid.policies:
-        options = instance.resolve(policy.options, grid.source, policy.where)
-        try:
-            declared = catalog.declaration(policy.scheduler, options)
-            unfit[policy.label] = tuple(fit.check(declared, options, facts, grid.allow_unfit))
-        except fit.InvalidConfiguration as error:
-            where = policy.where.removesuffix(".options") if isinstance(error, fit.Unfit) else policy.where
-            raise InputError(grid.source, f"{error} (platform {platform[0]}, workload {instance.label})",
-                             field=where) from None
-    return unfit

@@ -1,19 +1,17 @@
-"""A sweep's results: the tidy table of its runs, written and read back, and the whole sweep (``run_grid``)."""
+"""A sweep's results: the tidy table of its runs (``results.csv``), written and read back."""
 
 import json
 import logging
 import math
 import os
 from pathlib import Path
-import signal
 
 import pandas as pd
 
-from batio import engines, metrics
-from batio.errors import InputError, Interrupted
+from batio import metrics
+from batio.errors import InputError
 from batio.outfiles import writing
-from batio.sweep.plan import plan
-from batio.sweep.run import INTERRUPTED, RESULT_FILE, RESUME_HINT, read_result, run_all
+from batio.sweep.run import INTERRUPTED, RESULT_FILE, RESUME_HINT, read_result
 
 logger = logging.getLogger(__name__)
 
@@ -22,8 +20,9 @@ RESULTS_FILE = "results.csv"
 
 # -- the table ------------------------------------------------------------------------------
 def gather(runs, out, tau=metrics.DEFAULT_BSLD_TAU):
-    """The tidy table of the policy runs (one row each) with the I/O slowdown from their reference runs;
-    a run summarised with another bounded slowdown threshold than ``tau`` is summarised again."""
+    """The tidy table of the policy runs (one row each) with the I/O slowdown from their reference runs,
+    written to ``OUT/results.csv`` and returned; a run summarised with another bounded slowdown threshold
+    than ``tau`` is summarised again. A run not finished is a row marked interrupted."""
     out = Path(out)
     # A run without a result did not finish: a signal or a lost worker interrupted it.
     results = {run.run_id: read_result(run, out) or {**run.identity(), "status": INTERRUPTED,
@@ -50,21 +49,16 @@ def gather(runs, out, tau=metrics.DEFAULT_BSLD_TAU):
         rows.append(row)
     table = pd.DataFrame(rows)
     first = ["run_id", "status", "error", "policy", "scheduler", "options", "platform", "workload", "seed", "engine"]
-    metric_columns = [m for m in metrics.METRICS if m in table.columns]
+    metric_columns = [m for m in metrics.METRICS if m in table.columns or not rows]
     options = sorted(c for c in table.columns if c.startswith("opt_"))
     rest = [c for c in table.columns if c not in first + metric_columns + options and c != "kind"]
     table = table.reindex(columns=first + metric_columns + options + rest)
     table["seed"] = table["seed"].astype("Int64")
-    return table
-
-
-def write_results(table, out):
-    path = Path(out) / RESULTS_FILE
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = out / f".{RESULTS_FILE}.tmp"  # a reader never sees half a table
     with writing(temporary, newline="") as stream:
         table.to_csv(stream, index=False)
-    os.replace(temporary, path)
-    return path
+    os.replace(temporary, out / RESULTS_FILE)
+    return table
 
 
 def read_results(out, config="CONFIG", *, partial=False):
@@ -94,30 +88,3 @@ def read_results(out, config="CONFIG", *, partial=False):
     for row in table[failed].itertuples():
         logger.warning("run %s (%s) failed: %s", row.run_id, row.policy, row.error)
     return table[~failed].reset_index(drop=True), table[failed].reset_index(drop=True)
-
-def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False, progress=True, title=None):
-    """Plan, run (resuming), gather and report ``grid`` into ``out``; ``workers``: 0 runs
-    one after the other in this process, N on a LocalCluster of N processes (None: one
-    per CPU), unless ``scheduler_address`` names a Dask scheduler.
-    Returns (results table, counts, path of report.md)."""
-    from batio import html_report, report
-    engines.check_available(grid.engines)
-    out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    runs = plan(grid, out)
-    try:
-        counts = run_all(runs, out, workers, scheduler_address, retry_failed, progress)
-    except (KeyboardInterrupt, Interrupted) as stop:
-        table = gather(runs, out, grid.bsld_tau)
-        write_results(table, out)
-        unfinished = int((table["status"] == INTERRUPTED).sum())
-        raise Interrupted(getattr(stop, "signum", signal.SIGINT),
-                          f"{len(table) - unfinished} of {len(table)} runs finished; {out / RESULTS_FILE} marks the "
-                          f"{unfinished} others {INTERRUPTED}: run the same command again to resume") from None
-    table = gather(runs, out, grid.bsld_tau)
-    write_results(table, out)
-    data = report.report_data(table, out, grid.baseline)
-    report_path = report.write_report(data, out, title=title or Path(grid.source).stem,
-                                      made_from=grid.made_from or grid.source)
-    html_report.write_folder_page(data, out, title=title or Path(grid.source).stem)
-    return table, counts, report_path

@@ -1,6 +1,9 @@
-"""Running a sweep's planned runs, each into a folder of its own made visible once complete, on Dask."""
+"""A sweep's runs: what one is (``PlannedRun``, named by the hash of its inputs), and running them,
+each into a folder of its own made visible once complete, on Dask."""
 
 from contextlib import contextmanager
+from dataclasses import dataclass
+import hashlib
 import json
 import logging
 import multiprocessing
@@ -13,9 +16,11 @@ import time
 import traceback
 import uuid
 
-from batio import engines, metrics
+from batio import __version__, engines, metrics
+from batio.catalog import is_batsched
 from batio.errors import BatioError, EngineError, InputError, Interrupted, OutputError
 from batio.inputs.spec import RunSpec
+from batio.names import slug
 from batio.outfiles import write_text
 from batio.progress import progress_bar
 
@@ -31,6 +36,57 @@ SPEC_FIELDS = {"mode": "mode", "timeout": "timeout_s", "max_idle": "max_idle_s",
                "io_exclusive": "io_exclusive", "dynamic_jobs": "dynamic_jobs", "compute_sharing": "compute_sharing"}
 
 
+@dataclass
+class PlannedRun:
+    """One simulation of the grid, with everything a worker needs (paths are absolute)."""
+    run_id: str
+    kind: str                      # "policy", or "reference" (jobs run alone, for the I/O slowdown)
+    policy: str
+    scheduler: str                 # scheduler file, or batsched:VARIANT
+    options: dict                  # as the scheduler receives them (presets included)
+    platform: str
+    platform_file: str
+    workload: str
+    workload_file: str
+    seed: int | None
+    engine: str
+    run_options: dict
+    sha256: dict                   # platform, workload, scheduler -> SHA-256 (scheduler: None for batsched)
+    reference_run: str | None = None
+    scheduler_name: str = ""       # the scheduler as the user wrote it
+    degraded: tuple = ()           # why the policy does not fit its inputs, when run anyway
+
+    def identity(self):
+        """The row fields that say what the run is."""
+        return {"run_id": self.run_id, "kind": self.kind, "policy": self.policy, "scheduler": self.scheduler,
+                "options": json.dumps(self.options, sort_keys=True), "platform": self.platform,
+                "workload": self.workload, "seed": self.seed, "engine": self.engine,
+                "platform_file": self.platform_file, "workload_file": self.workload_file,
+                "platform_sha256": self.sha256["platform"], "workload_sha256": self.sha256["workload"],
+                "scheduler_sha256": self.sha256["scheduler"], "batio_version": __version__,
+                "run_dir": f"runs/{self.run_id}", "reference_run": self.reference_run,
+                "scheduler_name": self.scheduler_name, "degraded": "; ".join(self.degraded)}
+
+    @classmethod
+    def planned(cls, kind, policy_label, scheduler, options, platform, workload_label, workload_file, seed, engine,
+                run_options, digest, reference_run=None):
+        """The run of these inputs, named by their hashes (``digest``: path -> SHA-256) and what it is."""
+        platform_label, platform_file = platform
+        sha = {"platform": digest(platform_file), "workload": digest(workload_file),
+               "scheduler": None if is_batsched(scheduler) else digest(scheduler)}
+        key = {"sha256": sha, "scheduler": scheduler if is_batsched(scheduler) else None, "options": options,
+               "engine": engine, "run_options": run_options, "batio": __version__, "kind": kind}
+        return cls(_run_id(kind, policy_label, workload_label, seed, platform_label, engine, key), kind,
+                   policy_label, scheduler, options, platform_label, platform_file, workload_label,
+                   workload_file, seed, engine, run_options, sha, reference_run)
+
+
+def _run_id(kind, label, workload, seed, platform, engine, key):
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+    seed_part = "" if seed is None else f"-s{seed}"
+    return f"{slug(label, 32)}-{slug(workload, 24)}{seed_part}-{slug(platform, 24)}-{engine}-{digest}"
+
+
 # -- running one simulation ----------------------------------------------------------------
 def _spec(run, prefix):
     given = {SPEC_FIELDS[key]: value for key, value in run.run_options.items() if key in SPEC_FIELDS}
@@ -39,7 +95,9 @@ def _spec(run, prefix):
 
 
 def _publish(temporary, final):
-    """Make the finished run visible in one rename (replacing a failed attempt)."""
+    """Make the finished run visible in one rename (replacing a failed attempt), its record
+    naming the folder it is published as."""
+    _rebase_run_record(temporary / "out", final / "out")
     if final.exists():
         stale = final.with_name(f".stale-{final.name}-{uuid.uuid4().hex[:8]}")
         os.rename(final, stale)
@@ -49,17 +107,14 @@ def _publish(temporary, final):
         os.rename(temporary, final)
 
 
-def _rebase_run_record(prefix, final_prefix, row):
-    """out_run.json and the row's error were written naming the temporary folder: name the final one."""
-    def rebased(text):
-        return text.replace(str(Path(prefix).parent), str(Path(final_prefix).parent))
-    row["error"] = rebased(row.get("error", ""))
+def _rebase_run_record(prefix, final_prefix):
+    """out_run.json was written naming the temporary folder: name the final one."""
     path = Path(f"{prefix}_run.json")
     if path.exists():
         record = json.loads(path.read_text())
         record.setdefault("spec", {})["out_prefix"] = str(final_prefix)
         if record.get("error"):
-            record["error"] = rebased(record["error"])
+            record["error"] = record["error"].replace(str(Path(prefix).parent), str(Path(final_prefix).parent))
         write_text(path, json.dumps(record, indent=1))
 
 
@@ -75,8 +130,9 @@ def execute_run(run, out):
     started = time.perf_counter()
     try:
         marks = {"scheduler_name": run.scheduler_name, "degraded": list(run.degraded)} if run.kind == "policy" else None
-        nb_compute = engines.run(_spec(run, prefix), run.engine, marks=marks)["nb_compute"]
-        row.update(metrics.summarize(prefix, nb_compute))
+        spec = _spec(run, prefix)
+        engines.run(spec, run.engine, marks=marks)
+        row.update(metrics.summarize(prefix))
         row.update(status="ok", error="")
     except Interrupted as stop:
         shutil.rmtree(temporary, ignore_errors=True)  # not a result: the next sweep runs it again
@@ -92,7 +148,7 @@ def execute_run(run, out):
         row.update(status="failed", error=f"unexpected {type(error).__name__}: {error} "
                                           f"(traceback in {final / 'traceback.log'})")
     row["wall_time_s"] = time.perf_counter() - started
-    _rebase_run_record(prefix, final / "out", row)
+    row["error"] = row["error"].replace(str(temporary), str(final))  # it names the folder it was made in
     write_text(temporary / RESULT_FILE, json.dumps(row, indent=1, default=str))
     _publish(temporary, final)
     return row
