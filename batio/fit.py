@@ -38,10 +38,22 @@ REQUIREMENT_KEYS = {
                "which their defaults describe",
 }
 ALLOW_HINT = "--allow-unfit runs it anyway, its results marked degraded"
+ALLOW_HINT_SEVERAL = "--allow-unfit runs them anyway, their results marked degraded"
 
 
 class Unfit(InvalidConfiguration):
-    """A policy whose needs its inputs do not meet."""
+    """Policies whose needs their inputs do not meet: name -> the reasons (``unmet``)."""
+
+    def __init__(self, reasons_of):
+        self.reasons_of = dict(reasons_of)
+        if len(self.reasons_of) == 1:
+            [(name, reasons)] = self.reasons_of.items()
+            super().__init__(f"{name} does not fit these inputs: {'; '.join(reasons)} ({ALLOW_HINT})")
+            return
+        names = list(self.reasons_of)
+        super().__init__(f"{', '.join(names[:-1])} and {names[-1]} do not fit these inputs: "
+                         + "; ".join(f"{name} ({'; '.join(reasons)})" for name, reasons in self.reasons_of.items())
+                         + f" ({ALLOW_HINT_SEVERAL})")
 
 
 @dataclass
@@ -139,7 +151,7 @@ def check(declared, options, facts, allow_unfit=False):
     name = declared.name
     reasons = unmet(declared, facts, options or {})
     if reasons and not allow_unfit:
-        raise Unfit(f"{name} does not fit these inputs: {'; '.join(reasons)} ({ALLOW_HINT})")
+        raise Unfit({name: reasons})
     if reasons:
         logger.warning("%s does not fit these inputs, run anyway (degraded): %s", name, "; ".join(reasons))
     return reasons

@@ -88,6 +88,21 @@ def test_compare_refuses_an_unfit_policy_and_marks_it_degraded_when_allowed(tmp_
     assert json.loads((tmp_path / "allowed" / run_dir / "out_run.json").read_text())["degraded"]
 
 
+def test_every_unfit_policy_is_named_in_the_one_line(tmp_path, writers, capsys):
+    # equilibrio lacks two job fields; catios also lacks a storage host with a bandwidth property.
+    arguments = ["compare", "--platform", "cluster16_pfs", "--workload", writers, "--schedulers",
+                 "easy,equilibrio,catios", "--no-io-slowdown", "--quiet", "--out", str(tmp_path / "refused")]
+    assert main(arguments) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("batio: error: batio compare, field 'schedulers': equilibrio and catios do not fit these "
+                          "inputs: equilibrio (jobs lack fields (jobs lacking, of 2): 'io_walltime_share' (2), "
+                          "'average_bw' (2)); catios (needs exactly one storage host with property 'bandwidth', "
+                          "found 0;")
+    assert "(--allow-unfit runs them anyway, their results marked degraded)" in err
+    assert not (tmp_path / "refused" / "runs").exists()
+
+
 def test_a_sweep_checks_every_runs_options_before_the_first_run(tmp_path, writers, capsys):
     import yaml
     config = tmp_path / "typo.yaml"

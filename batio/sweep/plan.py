@@ -225,7 +225,6 @@ def plan(grid, out):
     references, runs = [], []
     for platform in grid.platforms:
         for instance in instances:
-            label, seed = instance.label, instance.seed
             where = f"(platform {platform[0]}, workload {instance.label})"
             # The per-run values of this workload, resolved once for all engines.
             given = [(policy, instance.resolve(policy.options, grid.source, policy.where)) for policy in grid.policies]
@@ -237,27 +236,31 @@ def plan(grid, out):
                 except InvalidConfiguration as error:  # an option the scheduler would refuse
                     raise InputError(grid.source, f"{error} {where}", field=policy.where) from None
             facts = fit.InputFacts.of_files(platform[1], [instance.workload_file])
-            policies = []
+            policies, refused, fields = [], {}, []
             for (policy, options), declaration in zip(given, declared):
                 try:
                     unfit = fit.check(declaration, options, facts, grid.allow_unfit)
                 except fit.Unfit as error:
-                    raise InputError(grid.source, f"{error} {where}",
-                                     field=policy.where.removesuffix(".options")) from None
+                    refused.update(error.reasons_of)
+                    fields.append(policy.where.removesuffix(".options"))
+                    continue
                 scheduler = policy.scheduler if declaration.file is None else str(declaration.file)
                 policies.append((policy, scheduler, declaration.options, {**run_options, **declaration.features},
                                  unfit))
+            if refused:  # every policy that does not fit is named, in one line
+                raise InputError(grid.source, f"{fit.Unfit(refused)} {where}",
+                                 field=fields[0] if len(fields) == 1 else "schedulers")
             alone_run_options = {**run_options, "io_sample_period": REFERENCE_IO_SAMPLE_PERIOD}
             for engine in grid.engines:
                 reference = None
                 if instance.alone_file:
                     reference = PlannedRun.planned("reference", "alone", reference_scheduler, reference_options,
-                                                   platform, label, instance.alone_file, seed, engine,
+                                                   platform, instance.label, instance.alone_file, instance.seed, engine,
                                                    alone_run_options, digest)
                     references.append(reference)
                 for policy, scheduler, options, policy_run_options, unfit in policies:
-                    run = PlannedRun.planned("policy", policy.label, scheduler, options, platform, label,
-                                             instance.workload_file, seed, engine, policy_run_options, digest,
+                    run = PlannedRun.planned("policy", policy.label, scheduler, options, platform, instance.label,
+                                             instance.workload_file, instance.seed, engine, policy_run_options, digest,
                                              reference.run_id if reference else None)
                     run.scheduler_name, run.degraded = policy.scheduler, tuple(unfit)
                     runs.append(run)
