@@ -146,6 +146,7 @@ def fmt(values, digits=2):
 
 
 def tables(rows: pd.DataFrame, alpha2, args, wall) -> str:
+    """The generated part of the results page: each experiment's table, from the runs' rows."""
     scaled = rows[rows["run"].str.startswith("s")]
     seeds = sorted(scaled["seed"].unique())
     exp1 = scaled[(scaled["knowledge"] == 1.0) & (scaled["variant"] == "default")]
@@ -155,7 +156,14 @@ def tables(rows: pd.DataFrame, alpha2, args, wall) -> str:
              f"full scale is {NB_JOBS} jobs (four peaks). Values: mean over the seeds (min-max). "
              f"Made from {len(rows)} runs of the sweeps {', '.join(Path(f).name for f in args.from_sweep)} "
              f"in {wall / 60:.1f} min (the simulations' time is the sweeps').", "",
-             "### Experiment 1: increasing alpha (full knowledge)", ""]
+             "### Experiment 1: increasing alpha (full knowledge)", "", _increasing_alpha(exp1)]
+    exp2 = scaled[np.isclose(scaled["alpha"], alpha2) & (scaled["variant"] == "default")]
+    lines += _decreasing_knowledge(exp1, exp2, alpha2) + _ablations(scaled, exp2, alpha2) + _full_scale(rows)
+    lines += ["", f"Jobs killed at their walltime, all runs: {int(rows['killed'].sum())}.", "", END]
+    return "\n".join(lines)
+
+
+def _increasing_alpha(exp1):
     body = []
     for alpha in ALPHAS:
         r = exp1[np.isclose(exp1["alpha"], alpha)]
@@ -165,11 +173,13 @@ def tables(rows: pd.DataFrame, alpha2, args, wall) -> str:
                      fmt(r["all_io_slowdown_median"], 2), fmt(r["high_job_slowdown_median"], 1),
                      fmt(r["high_utilisation_mean"], 3), fmt(r["all_displacement_mean"], 1), fmt(r["mean_wait_h"], 2),
                      fmt(r["makespan_h"], 1)])
-    lines.append(markdown_table(
+    return markdown_table(
         ["alpha", "mean distance: poster", "ours", "ours, peak window", "median I/O slowdown %: poster",
          "ours, high-intensity jobs", "ours, all jobs", "median job slowdown %, high", "mean utilisation, high",
-         "mean displacement", "mean wait h", "makespan h"], body))
-    exp2 = scaled[np.isclose(scaled["alpha"], alpha2) & (scaled["variant"] == "default")]
+         "mean displacement", "mean wait h", "makespan h"], body)
+
+
+def _decreasing_knowledge(exp1, exp2, alpha2):
     fcfs = exp1[np.isclose(exp1["alpha"], 0.0)]
     full = exp2[exp2["knowledge"] == 1.0]
     gain_total = fcfs["high_io_slowdown_median"].mean() - full["high_io_slowdown_median"].mean()
@@ -184,36 +194,42 @@ def tables(rows: pd.DataFrame, alpha2, args, wall) -> str:
         body.append([f"{knowledge * 100:.0f} %", fmt(r["high_io_slowdown_median"], 1), f"{io_share:.2f}",
                      fmt(r["mean_distance"], 3), f"{distance_share:.2f}", fmt(r["high_job_slowdown_median"], 1),
                      fmt(r["all_displacement_mean"], 1), fmt(r["mean_wait_h"], 2)])
-    lines += ["", f"### Experiment 2: decreasing knowledge (alpha = {alpha2})", "",
-              "Share of the gain = (value at 0 % - value) / (value at 0 % - value at 100 %), of the means "
-              "over seeds; the poster: 25 % knowledge gives about half the gain. 100 % is Experiment 1's "
-              f"alpha = {alpha2} run, 0 % its alpha = 0 run (identical schedule).", "",
-              markdown_table(["knowledge", "median I/O slowdown % high", "share of the gain", "mean distance",
-                              "share of the gain", "median job slowdown % high", "mean displacement", "mean wait h"],
-                             body)]
-    variants = [("default: delta' vs io_intensity(S)_c, guarded backfill pass, order recomputed", full),
+    return ["", f"### Experiment 2: decreasing knowledge (alpha = {alpha2})", "",
+            "Share of the gain = (value at 0 % - value) / (value at 0 % - value at 100 %), of the means "
+            "over seeds; the poster: 25 % knowledge gives about half the gain. 100 % is Experiment 1's "
+            f"alpha = {alpha2} run, 0 % its alpha = 0 run (identical schedule).", "",
+            markdown_table(["knowledge", "median I/O slowdown % high", "share of the gain", "mean distance",
+                            "share of the gain", "median job slowdown % high", "mean displacement", "mean wait h"],
+                           body)]
+
+
+def _ablations(scaled, exp2, alpha2):
+    variants = [("default: delta' vs io_intensity(S)_c, guarded backfill pass, order recomputed",
+                 exp2[exp2["knowledge"] == 1.0]),
                 ("delta' = |W - io_intensity_c| (the slide as printed)", scaled[scaled["variant"] == "literal"]),
                 ("unguarded backfill pass", scaled[scaled["variant"] == "unguarded"]),
                 ("unguarded, fixed order C (the listing read literally)", scaled[scaled["variant"] == "listing"])]
-    if all(len(frame) for _, frame in variants):
-        body = [[label, fmt(frame["mean_distance"], 3), fmt(frame["mean_distance_peaks"], 3),
-                 fmt(frame["high_io_slowdown_median"], 1), fmt(frame["peak_S_max"], 2),
-                 fmt(frame["all_displacement_mean"], 1)] for label, frame in variants]
-        lines += ["", f"### Ablations (alpha = {alpha2})", "",
-                  markdown_table(["variant", "mean distance", "mean distance, peak window",
-                                  "median I/O slowdown % high", "max io_intensity(S)", "mean displacement"], body)]
+    if not all(len(frame) for _, frame in variants):
+        return []
+    body = [[label, fmt(frame["mean_distance"], 3), fmt(frame["mean_distance_peaks"], 3),
+             fmt(frame["high_io_slowdown_median"], 1), fmt(frame["peak_S_max"], 2),
+             fmt(frame["all_displacement_mean"], 1)] for label, frame in variants]
+    return ["", f"### Ablations (alpha = {alpha2})", "",
+            markdown_table(["variant", "mean distance", "mean distance, peak window",
+                            "median I/O slowdown % high", "max io_intensity(S)", "mean displacement"], body)]
+
+
+def _full_scale(rows):
     checks = rows[rows["run"].str.startswith("full")]
-    if len(checks):
-        body = [[f"{r['alpha']:.1f}", f"{r['mean_distance']:.3f}", f"{r['mean_distance_peaks']:.3f}",
-                 f"{r['high_io_slowdown_median']:.1f}", f"{r['high_job_slowdown_median']:.1f}",
-                 f"{r['all_displacement_mean']:.1f}", f"{r['mean_wait_h']:.2f}", f"{r['makespan_h']:.1f}"]
-                for _, r in checks.sort_values("alpha").iterrows()]
-        lines += ["", f"### Full scale check: bundled workload ({NB_JOBS} jobs, seed 3), one run each", "",
-                  markdown_table(["alpha", "mean distance", "mean distance, peak window", "median I/O slowdown % high",
-                                  "median job slowdown % high", "mean displacement", "mean wait h", "makespan h"],
-                                 body)]
-    lines += ["", f"Jobs killed at their walltime, all runs: {int(rows['killed'].sum())}.", "", END]
-    return "\n".join(lines)
+    if not len(checks):
+        return []
+    body = [[f"{r['alpha']:.1f}", f"{r['mean_distance']:.3f}", f"{r['mean_distance_peaks']:.3f}",
+             f"{r['high_io_slowdown_median']:.1f}", f"{r['high_job_slowdown_median']:.1f}",
+             f"{r['all_displacement_mean']:.1f}", f"{r['mean_wait_h']:.2f}", f"{r['makespan_h']:.1f}"]
+            for _, r in checks.sort_values("alpha").iterrows()]
+    return ["", f"### Full scale check: bundled workload ({NB_JOBS} jobs, seed 3), one run each", "",
+            markdown_table(["alpha", "mean distance", "mean distance, peak window", "median I/O slowdown % high",
+                            "median job slowdown % high", "mean displacement", "mean wait h", "makespan h"], body)]
 
 
 def write_markdown(text, results):
