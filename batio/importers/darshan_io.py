@@ -97,10 +97,9 @@ def _logs_by_job(paths):
     return files, by_job
 
 
-def _split_profile(job, job_id, read, written, io_seconds, profiles):
-    """Make the job's delay compute then a PFS transfer of its bytes (spread over its hosts), the
-    transfer alone when its I/O takes its whole run time; record its bytes and I/O time on it."""
-    runtime = profiles[job["profile"]]["delay"]
+def _split_profile(job, job_id, read, written, runtime, io_seconds, profiles):
+    """Make the job's delay (``runtime``) compute then a PFS transfer of its bytes (spread over its
+    hosts), the transfer alone when its I/O takes its whole run time; record its bytes and I/O time on it."""
     transfer = {"type": "parallel_homogeneous_pfs", "storage": DEFAULT_STORAGE_LABEL}
     if read:
         transfer["bytes_to_read"] = round(read / job["res"])
@@ -131,7 +130,7 @@ def _give_io(job, job_id, entries, profiles):
     if clamped:
         io_seconds = runtime
     if read or written:
-        _split_profile(job, job_id, read, written, io_seconds, profiles)
+        _split_profile(job, job_id, read, written, runtime, io_seconds, profiles)
     return read, written, clamped
 
 
