@@ -402,13 +402,24 @@ def _no_difference(contested):
         f"{item.name} ({len(item.ranked)} policies)" for item in tied) + ": equal values on every metric.")
 
 
+# What every finding rests on: said with them, not only in the definitions at the end.
+RESTS_ON = ("**What these rest on**: one run per policy and input (one workload, one seed: no replicas, so "
+            "no interval and no significance test; `batio compare --seeds` or `--windows` gives both), on "
+            "batio's embedded engine. Against real Batsim 4.2.1 (docs/parity.md), each policy on its own "
+            "bundled inputs takes Batsim's decisions, but for eight on `catios_bw` (CATIOS, TIOAS, easy-ljf), "
+            "whose schedules differ from Batsim's as much as from their own with every submission 1 ns later: "
+            "ranks on `catios_bw` are within that sensitivity. The other pairs were not compared with real "
+            "Batsim.")
+
+
 def findings(rankings):
     """The page's opening bullets, computed from the rankings: which policies come first and where, and how
     far the best values are below REFERENCE's. Only inputs where two policies or more ran count."""
     contested = [item for item in rankings if len(item.ranked) >= 2]
     if not contested:
         return ["- No input had two policies or more to compare."]
-    lines = [_most_often_first(contested), _first_alone(contested), _gains(contested), _no_difference(contested)]
+    lines = [_most_often_first(contested), _first_alone(contested), _gains(contested), _no_difference(contested),
+             RESTS_ON]
     return [f"- {line}" for line in lines if line]
 
 

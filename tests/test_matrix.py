@@ -10,7 +10,7 @@ import pytest
 from batio import catalog, fit
 from batio.cli import main
 from batio.errors import InputError
-from batio.matrix import InputSummary, load_matrix, plan_matrix, rank_policies, write_page
+from batio.matrix import RESTS_ON, InputSummary, load_matrix, plan_matrix, rank_policies, write_page
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "scripts" / "sweeps" / "matrix.yaml"
@@ -214,7 +214,8 @@ def test_the_page_opens_on_findings_that_its_tables_bear_out(tmp_path):
         "- **Gain over fcfs** (the best policy's value below fcfs's, over the 2 inputs where fcfs ran with "
         "others): makespan 0.0 % to 25.0 % (median 12.5 %), most on a on p (easy: 150.0 s against 200.0 s); "
         "mean wait 0.0 % to 60.0 % (median 30.0 %), most on a on p (io_aware: 40.0 s against 100.0 s).",
-        "- **No difference between policies** on b on p (2 policies): equal values on every metric."]
+        "- **No difference between policies** on b on p (2 policies): equal values on every metric.",
+        f"- {RESTS_ON}"]
     assert len(alone) == 1 and len(gains) == 2   # the check above read every statement it checks
     assert page_sections(page.read_text())["How this page was made"].strip() == "Made by hand."
 
