@@ -63,3 +63,14 @@ def error_table(frame, simulated, measured, by):
         rows.append({by: key, **error_stats(group[simulated], group[measured])})
     rows.append({by: "all", **error_stats(frame[simulated], frame[measured])})
     return pd.DataFrame(rows, columns=[by, *STATS])
+
+
+def median_fold(simulated, measured):
+    """The median of |log10(simulated / measured)| over the pairs with both sides > 0 and finite,
+    as a factor (10 ** that median: 1.0 is exact, 2.0 is off by a factor of 2 either way)."""
+    simulated = np.asarray(simulated, dtype=float)
+    measured = np.asarray(measured, dtype=float)
+    keep = np.isfinite(simulated) & np.isfinite(measured) & (measured > 0) & (simulated > 0)
+    if not keep.any():
+        return math.nan
+    return float(10 ** np.median(np.abs(np.log10(simulated[keep] / measured[keep]))))

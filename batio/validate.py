@@ -1,28 +1,37 @@
-"""``batio validate``: replay a recorded week and hold each job's simulated I/O time against its measured one.
+"""``batio validate``: replay a recorded week with each job's own I/O and hold it against the measurements.
 
-The workload comes from ``batio import jobsio``: each job carries
-``recorded_start`` and ``measured_transfer_s``, the per-rank seconds of the
-directions (read, write) whose bytes its file-system phases move. The
-``replay`` policy starts every job at its recorded start on the engine;
-a job's simulated transfer time is then its execution time minus its delay
-phase (the rest of its recorded run time), since nothing else in its
-profile takes time. Jobs that do not complete (killed at their walltime)
-are left out of the pairs and counted. Against it stands a stated baseline: the job's bytes at
-the median measured per-job bandwidth (bytes / measured transfer time) of a
-training workload (``--train``; default the validated workload itself,
-which favours the baseline). Statistics: ``batio.accuracy``.
+A week imported by ``batio import jobsio`` carries, per job, its recorded
+start and run time and the two ends of its measured transfer time: the
+low end (Darshan's seconds per rank: all ranks at once), raised to the
+file system's floor, and the high end (the ranks' summed seconds, capped
+by the run time, and lowered until the job, replayed amid the week's
+contention, ends within its recorded run time: ``iophases.within_record``).
+
+An I/O model (``batio.iomodel``) trained on *other* weeks predicts each
+job's low end; its high end follows as that times the job's ranks, capped
+by the run time. Each end is a scenario: the jobs' profiles get the
+predicted seconds (``batio.iophases``), the ``replay`` policy starts every
+job at its recorded start, and the engine adds contention where jobs meet.
+A job's simulated I/O time is its execution time minus its compute time.
+Jobs killed at their walltime stay in, with their simulated time, and are
+counted. Reference rows: the jobs of the week that recur within it
+predicting each other (the noise floor a model cannot beat), and one
+bandwidth for every job (the single-bandwidth platform), fitted on the
+training weeks. Statistics: ``batio.accuracy``.
 """
 
-import json
+import copy
 import logging
 import math
 from pathlib import Path
+import re
 
 import numpy as np
 import pandas as pd
 
-from batio import catalog, engines
-from batio.accuracy import STATS, error_table
+from batio import catalog, engines, iomodel, iophases
+from batio.accuracy import STATS, error_stats, median_fold
+from batio.engines.embedded.routes import bandwidths as platform_bandwidths
 from batio.errors import InputError
 from batio.inputs.spec import RunSpec
 from batio.metrics import read_jobs
@@ -30,122 +39,182 @@ from batio.metrics import read_jobs
 log = logging.getLogger(__name__)
 
 PLATFORM = "platform (replay)"
-BASELINE = "baseline: bytes / median bandwidth"
-COLUMNS = ("group", "predictor", *STATS)
+PLATFORM_HIGH = "platform (replay), high end"
+RECURRING = "platform (replay), recurring shapes"
+BASELINE = "baseline: one bandwidth for every job"
+NOISE = "reference: jobs recurring within the week"
+COLUMNS = ("group", "predictor", *STATS, "median_fold", "inside_interval", "killed")
+# predictor -> (its column of validation_jobs.csv, the measured end it is scored against, its final state)
+SCORED = {PLATFORM: ("simulated", "measured_low", "final_state"),
+          PLATFORM_HIGH: ("simulated_high", "measured_high", "final_state_high"),
+          RECURRING: ("simulated", "measured_low", "final_state"),
+          BASELINE: ("baseline", "measured_low", None),
+          NOISE: ("noise_floor", "measured_low", None)}
 
 
-def load(path):
-    """A workload written by ``batio import jobsio`` (its jobs must carry recorded_start)."""
-    try:
-        workload = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as error:
-        raise InputError(path, f"cannot read the workload: {error}") from None
-    jobs = workload.get("jobs") if isinstance(workload, dict) else None
-    if not jobs:
-        raise InputError(path, "no jobs")
-    lacking = [job.get("id") for job in jobs if "recorded_start" not in job]
-    if lacking:
-        raise InputError(path, f"{len(lacking)} jobs lack recorded_start (import it with `batio import jobsio`)",
-                         job=lacking[0], field="recorded_start")
-    return workload
-
-
-def group_name(workload, path):
-    return (workload.get("trace") or {}).get("week") or Path(path).stem
-
-
-def measured_jobs(workload):
-    """One row per job: id, res, bytes moved, measured transfer seconds (NaN: unknown), delay seconds."""
-    profiles = workload["profiles"]
-    rows = []
-    for job in workload["jobs"]:
-        seq = profiles[job["profile"]].get("seq", [job["profile"]])
-        delay = sum(profiles[name]["delay"] for name in seq if profiles[name]["type"] == "delay")
-        rows.append({"job_id": str(job["id"]), "res": job["res"], "recorded_start": job["recorded_start"],
-                     "bytes": job.get("read_bytes", 0) + job.get("written_bytes", 0),
-                     "measured": job.get("measured_transfer_s", np.nan), "delay": delay})
-    return pd.DataFrame(rows)
-
-
-def median_bandwidth(jobs, source="--train"):
-    """Median over jobs with bytes and a measured transfer time of bytes / that time (B/s);
-    ``source`` names the workload in the error when there is none."""
-    known = jobs[(jobs["bytes"] > 0) & (jobs["measured"] > 0)]
-    if known.empty:
-        raise InputError(source, "no job with bytes and a measured transfer time (records without rank counts "
-                                 "import as io_time_unknown: see the workload's trace block), so nothing to "
-                                 "validate or to take a baseline bandwidth from")
-    return float((known["bytes"] / known["measured"]).median())
+def label(week):
+    """A week's name as a folder name under --out: a label, never a path."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", str(week)).lstrip(".") or "week"
 
 
 def replay(platform, workload_path, out_prefix):
     """Run the replay policy; the jobs' _jobs.csv rows (job_id, starting_time, execution_time, final_state)."""
     scheduler, _ = catalog.scheduler_file_and_options("replay")
     engines.run(RunSpec(platform=str(platform), workloads=[str(workload_path)], scheduler=str(scheduler),
-                     out_prefix=str(out_prefix)))
+                        out_prefix=str(out_prefix)))
     jobs = read_jobs(out_prefix)
     return jobs[["job_id", "starting_time", "execution_time", "final_state"]]
 
 
-def compare(jobs, simulated, bandwidth):
-    """The per-job pairs: measured, simulated (execution minus delay) and baseline seconds."""
-    frame = jobs.merge(simulated, on="job_id", how="left")
-    # A job killed at its walltime (one that ran past its limit on the real machine has
-    # walltime = run time) has no simulated transfer time, only a bound: left out, counted.
-    completed = frame["final_state"] == "COMPLETED_SUCCESSFULLY"
-    frame["simulated"] = (frame["execution_time"] - frame["delay"]).where(completed)
-    frame["baseline"] = (frame["bytes"] / bandwidth).where(completed)  # on the same pairs as the platform
-    frame["start_delay"] = frame["starting_time"] - frame["recorded_start"]
+def _replayer(platform, folder, name):
+    rounds = iter(range(1, 100))
+
+    def run(workload):
+        step = f"{name}{next(rounds)}"
+        return replay(platform, iophases.write(workload, folder / f"{step}.json"), folder / step / "out")
+    return run
+
+
+def single_bandwidth(training, fs):
+    """(bytes/s of one client, its seconds function): the one bandwidth per node that best predicts the
+    training jobs' low ends (least median % error, log grid), each job alone: bytes / min(nodes x b, fs)."""
+    measured = 10 ** training["log_target"].to_numpy()
+
+    def seconds(frame, b):
+        return (frame["read_bytes"] / np.minimum(frame["res"] * b, fs["read"])
+                + frame["written_bytes"] / np.minimum(frame["res"] * b, fs["write"]))
+    grid = np.logspace(5, 12, 701)
+    errors = [error_stats(seconds(training, b), measured)["median_ape"] for b in grid]
+    return float(grid[int(np.argmin(errors))]), seconds
+
+
+def noise_floor(table):
+    """Per job, the median low end of the *other* jobs of its week with its shape (iomodel's recurrence);
+    NaN where none."""
+    found = np.full(len(table), np.nan)
+    known = table[np.isfinite(table["measured"])].assign(log_target=lambda t: np.log10(t["low"]))
+    position = {job_id: i for i, job_id in enumerate(table["job_id"])}
+    for _, group in known.groupby(["res", "ranks"]):
+        for i, row in enumerate(group.itertuples(index=False)):
+            others = group.drop(group.index[i])
+            found[position[row.job_id]] = iomodel.recurrence(others, pd.DataFrame([row._asdict()]))[0]
+    return 10 ** found
+
+
+def _model(train, model, fs):
+    if bool(train) == bool(model):
+        raise InputError("--train", "give the training weeks (--train T.json ..., never the scored week) or a "
+                                    "saved model (--model M.json), one of them")
+    return iomodel.load(model) if model else iomodel.train(train, fs)
+
+
+def _check_week(path, workload, week, model):
+    if week in model.weeks:
+        raise InputError(path, f"week {week!r} is one of the model's training weeks ({', '.join(model.weeks)}): "
+                               "score a week with a model trained on other weeks")
+    if iomodel.ranks_from(workload) != model.ranks_from:
+        raise InputError(path, f"counts the ranks doing I/O from {iomodel.ranks_from(workload)}, the model's "
+                               f"training weeks from {model.ranks_from}: import every week the same way "
+                               "(with or without --runs)")
+
+
+def score_week(platform, path, model, fs, folder):
+    """The per-job frame of one week (see the module doc)."""
+    workload, week = iomodel.read_week(path)
+    _check_week(path, workload, week, model)
+    table = iomodel.io_table(workload, fs)
+    if not np.isfinite(table["measured"]).any():
+        raise InputError(path, "no job with bytes and a measured transfer time (records without rank counts "
+                               "import as io_time_unknown: see the workload's trace block), so nothing to validate")
+    predicted, source = model.predict(table)
+    ranks = table["io_ranks"].where(np.isfinite(table["io_ranks"]), 1.0)
+    predicted_high = np.minimum(predicted * ranks, np.maximum(table["runtime"], predicted))
+    known = np.isfinite(table["measured"])
+    ends = iophases.measured_ends(table)
+
+    measured_high = copy.deepcopy(workload)
+    iophases.give_io_times(measured_high, *ends["high"], fs, "high")
+    unfit = iophases.within_record(measured_high, _replayer(platform, folder, "high_measured"))
+    allowed = {str(job["id"]): job["io_alone_s"] for job in measured_high["jobs"] if "io_alone_s" in job}
+    high = table["job_id"].map(allowed).to_numpy(dtype=float)
+
+    frame = table.assign(group=week, measured_low=table["low"].where(known), measured_high=high,
+                         predicted=predicted, predicted_high=predicted_high, source=source,
+                         unfit_high=table["job_id"].isin(unfit))
+    for end, seconds, rest in (("low", predicted, table["runtime"] - table["low"].where(known, predicted)),
+                               ("high", predicted_high, table["runtime"] - pd.Series(high).where(
+                                   known, predicted_high))):
+        scenario = copy.deepcopy(workload)
+        ids = table["job_id"]
+        iophases.give_io_times(scenario, dict(zip(ids, seconds)), dict(zip(ids, rest)), fs, end,
+                               dict(zip(ids, source)))
+        jobs = _replayer(platform, folder, f"{end}_predicted")(scenario).set_index("job_id")
+        suffix = "" if end == "low" else "_high"
+        compute = pd.Series({str(job["id"]): job.get("io_compute_s", math.nan) for job in scenario["jobs"]})
+        frame[f"simulated{suffix}"] = (jobs["execution_time"] - compute).reindex(ids).to_numpy()
+        frame[f"final_state{suffix}"] = jobs["final_state"].reindex(ids).to_numpy()
+    frame["noise_floor"] = noise_floor(table)
     return frame
+
+
+def _row(group, predictor, frame):
+    column, measured, state = SCORED[predictor]
+    rows = frame[frame["source"] == "recurrence"] if predictor == RECURRING else frame
+    stats = error_stats(rows[column], rows[measured])
+    inside = rows[column].between(rows["measured_low"] * (1 - 1e-9), rows["measured_high"] * (1 + 1e-9))
+    scored = np.isfinite(rows[measured]) & np.isfinite(rows[column])
+    return {"group": group, "predictor": predictor, **stats, "median_fold": median_fold(rows[column], rows[measured]),
+            "inside_interval": float(inside[scored].mean()) if scored.any() else math.nan,
+            "killed": int((rows[state] != "COMPLETED_SUCCESSFULLY").sum()) if state else 0}
 
 
 def statistics(frame):
     """The COLUMNS table: one row per group and predictor, then each predictor over all groups."""
-    tables = []
-    for predictor, column in ((PLATFORM, "simulated"), (BASELINE, "baseline")):
-        table = error_table(frame, column, "measured", by="group")
-        table.insert(1, "predictor", predictor)
-        tables.append(table)
-    table = pd.concat(tables, ignore_index=True)[list(COLUMNS)]
-    order = table["group"].eq("all").astype(int)  # each group's rows, then those over all groups
-    return table.assign(_last=order).sort_values(["_last", "group", "predictor"], kind="stable").drop(
-        columns="_last").reset_index(drop=True)
+    rows = []
+    for group, part in [*frame.groupby("group", sort=True), ("all", frame)]:
+        rows += [_row(group, predictor, part) for predictor in SCORED]
+    return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def validate(platform, workloads, out, train=None):
-    """(statistics table, per-job frame) of the replay of each workload on ``platform``;
-    both written to ``out`` (validation.csv, validation_jobs.csv)."""
+def validate(platform, workloads, out, train=None, model=None):
+    """(statistics table, per-job frame) of each workload replayed on ``platform`` with the I/O model
+    trained on ``train`` (or loaded from ``model``); written to ``out`` (validation.csv,
+    validation_jobs.csv, and iomodel.json when trained here)."""
     out = Path(out)
-    train_jobs = measured_jobs(load(train)) if train else None
-    if train_jobs is not None:
-        median_bandwidth(train_jobs, train)  # a training week without measurements: said before any replay
-    frames = []
+    out.mkdir(parents=True, exist_ok=True)
+    fs = platform_bandwidths(platform)
+    fitted = _model(train, model, fs)
+    if train:
+        fitted.save(out / "iomodel.json")
+    bandwidth, seconds = single_bandwidth(fitted.training, fitted.fs)
+    log.info("one bandwidth for every job: %.4g B/s per node, fitted on %s", bandwidth, ", ".join(fitted.weeks))
+    frames, groups = [], set()
     for path in workloads:
-        workload = load(path)
-        group = group_name(workload, path)
-        jobs = measured_jobs(workload)
-        median_bandwidth(jobs, path)  # no measured job: nothing to hold the simulation against
-        bandwidth = median_bandwidth(jobs if train_jobs is None else train_jobs, train or path)
-        log.info("%s: baseline bandwidth %.4g B/s (%s)", group, bandwidth, train or "in-sample")
-        folder = out / group
-        folder.mkdir(parents=True, exist_ok=True)
-        frame = compare(jobs, replay(platform, path, folder / "out"), bandwidth)
-        frame.insert(0, "group", group)
-        frames.append(frame)
+        frame = score_week(platform, path, fitted, fs, out / label(iomodel.read_week(path)[1]))
+        group = frame["group"].iloc[0]
+        if group in groups:
+            raise InputError(path, f"week {group!r} is given twice: score each week once")
+        groups.add(group)
+        frames.append(frame.assign(baseline=seconds(frame, bandwidth).where(np.isfinite(frame["measured_low"]))))
     frame = pd.concat(frames, ignore_index=True)
     table = statistics(frame)
     table.to_csv(out / "validation.csv", index=False)
-    frame.to_csv(out / "validation_jobs.csv", index=False)
+    columns = ["group", "job_id", "res", "read_bytes", "written_bytes", "source", "measured_low", "measured_high",
+               "predicted", "predicted_high", "simulated", "simulated_high", "final_state", "final_state_high",
+               "unfit_high", "baseline", "noise_floor"]
+    frame[columns].to_csv(out / "validation_jobs.csv", index=False)
     return table, frame
 
 
 def format_table(table):
-    """The table as text, one line per row."""
-    lines = [f"{'group':<24} {'predictor':<36} {'pairs':>6} {'median %':>9} {'p90 %':>9} {'±25 %':>6} "
-             f"{'Spearman':>8}"]
+    """The table as text, one line per row (with the fold and interval columns where the table has them)."""
+    extra = "median_fold" in table.columns
+    lines = [f"{'group':<24} {'predictor':<42} {'pairs':>6} {'median %':>9} {'p90 %':>9} {'±25 %':>6} "
+             f"{'Spearman':>8}" + (f" {'fold':>6} {'inside':>6} {'killed':>6}" if extra else "")]
     for row in table.itertuples(index=False):
-        lines.append(f"{row.group:<24} {row.predictor:<36} {row.pairs:>6} {row.median_ape:>9.1f} "
-                     f"{row.p90_ape:>9.1f} {row.within_25:>6.2f} {row.spearman:>8.2f}")
+        lines.append(f"{row.group:<24} {row.predictor:<42} {row.pairs:>6} {row.median_ape:>9.1f} "
+                     f"{row.p90_ape:>9.1f} {row.within_25:>6.2f} {row.spearman:>8.2f}"
+                     + (f" {row.median_fold:>6.2f} {row.inside_interval:>6.2f} {row.killed:>6}" if extra else ""))
     return "\n".join(lines)
 
 
@@ -156,8 +225,10 @@ def headroom(workload, machine_nodes=None, week_seconds=7 * 86400):
     free are at most those the jobs held while in I/O. From Darshan's times summed over
     ranks, a job's I/O wall time lies between the per-rank time (all ranks did I/O at
     once: ``low``) and the summed rank time capped at its run time (one rank at a time:
-    ``high``); the bound is ``high``. Shares are of the jobs' node-hours and, given
-    ``machine_nodes``, of the machine's node-hours in a week."""
+    ``high``). The node-hours a policy could free lie between the two: ``low`` if all ranks
+    did their I/O at once, ``high`` if one after the other; the upper bound is ``high``.
+    Shares are of the jobs' node-hours and, given ``machine_nodes``, of the machine's
+    node-hours in a week."""
     held = io_low = io_high = 0.0
     known = 0
     for job in workload["jobs"]:
@@ -176,4 +247,5 @@ def headroom(workload, machine_nodes=None, week_seconds=7 * 86400):
     if machine_nodes:
         result["jobs_share_of_machine"] = held / (machine_nodes * week_seconds)
         result["io_share_of_machine_low"] = io_low / (machine_nodes * week_seconds) if measured else math.nan
+        result["io_share_of_machine_high"] = io_high / (machine_nodes * week_seconds) if measured else math.nan
     return result

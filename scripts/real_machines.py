@@ -1,28 +1,25 @@
-"""Theta's recorded weeks held against batio (issue 43): validation, headroom, what-if.
+"""Theta's recorded weeks held against batio: the per-job I/O model, the headroom, the what-if at both ends.
 
-For each Theta week of the joined job + I/O records (``jobs.csv`` and
-``darshan_runs.csv`` of ../shared/data/theta2022, or ``--data``):
+For each Theta week of the joined job + I/O records (``jobs.csv`` of
+../shared/data/theta2022, or ``--data``), imported without ``--runs`` (as
+the held-back weeks are scored):
 
-1. import it (``batio import jobsio --nodes 4392 --runs ...``);
-2. fit the per-client bandwidth of ``platforms/theta.xml`` on the training
-   week alone (``--train``): the value minimising the median absolute % error
-   of the jobs' transfer times alone, bytes / min(nodes x b, file system);
-3. validate every week with I/O times on ``platforms/theta.xml`` (``batio
-   validate``, baseline bandwidth from the training week);
-4. the headroom of each week (``batio.validate.headroom``);
-5. the what-if: every catalog policy that fits the input on each week, and
-   EquilibrIO at alpha = 0 (the poster's FCFS baseline), each week's
-   validation error beside it; on the full machine, and for the weeks whose
-   jobs hold at least ``--scaled-from`` of Theta's node-hours, on a Theta of
-   that share of its nodes (the records hold only jobs with Darshan logs,
-   which alone rarely queue on the full machine).
+1. validation: each week with I/O times scored by ``batio validate`` on
+   ``platforms/theta_perjob.xml`` with the per-job I/O model trained on the
+   *other* weeks (leave one week out);
+2. the headroom of each week, both ends (``batio.validate.headroom``);
+3. the what-if of ``--whatif-weeks``: at the low end and at the high end of
+   each job's measured I/O (``batio iomodel apply``; the model of the other
+   weeks predicts the jobs without measurements), ``--replicas`` replicas
+   drawing each job's I/O from the model's held-out errors, every policy run
+   with the ``batio compare`` machinery (intervals, paired tests against
+   conservative backfilling).
 
-Writes ``results/real_machines/{fit,validation,headroom,whatif}.csv`` beside
-this script (``--results`` elsewhere); runs, and the per-job validation
-pairs (``validate/validation_jobs.csv``: job records, not committed), go to
-``--out``, and a rerun resumes them.
+Writes ``results/real_machines/{validation,headroom}.csv`` and
+``whatif_{low,high}_summary.csv`` beside this script (``--results``
+elsewhere); runs and per-job pairs (job records, not committed) go to ``--out``.
 
-    .venv/bin/python scripts/real_machines.py [--weeks theta_2022-01-15,...] [--no-whatif]
+    .venv/bin/python scripts/real_machines.py [--weeks ...] [--whatif-weeks theta_2022-09-17] [--replicas 3]
 """
 from __future__ import annotations
 
@@ -30,172 +27,126 @@ import argparse
 import json
 import logging
 from pathlib import Path
+import shutil
 import time
 
-import numpy as np
 import pandas as pd
 
-from batio.accuracy import error_stats
-from batio.compare import compare, comparison_grid
+from batio.compare import compare
+from batio.engines.embedded.routes import bandwidths
 from batio.errors import InputError, exits_on_error
 from batio.importers import dumps, import_trace
-from batio.metrics import read_jobs
-from batio.validate import PLATFORM, headroom, measured_jobs, validate
+from batio.iomodel import read_week, train
+from batio.iophases import own_io, write
+from batio.sweep.config import Grid, Policy, WorkloadSource, check_grid
+from batio.validate import headroom, replay, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / ".." / "shared" / "data" / "theta2022"
-THETA = ROOT / "platforms" / "theta.xml"
+PLATFORM = ROOT / "platforms" / "theta_perjob.xml"
 NODES = 4392
-# theta-fs0's published read and write bandwidths (platforms/theta.md), bytes/s.
-READ_BW, WRITE_BW = 240e9, 172e9
-TRAIN = "theta_2022-01-15"
+WRITE_BW = 172e9  # theta-fs0's write bandwidth (platforms/theta.md), bytes/s
 # The I/O-aware policies' own knowledge of the machine (Batsim does not tell link bandwidths):
 # R_limit (GiB/s) and the I/O node's bandwidth (bytes/s) are the file system's write bandwidth.
-POLICY_OPTIONS = {"io_aware": {"limit": WRITE_BW / 2 ** 30}, "adaptive": {"limit": WRITE_BW / 2 ** 30},
-                  "iolist": {"bandwidth": WRITE_BW}, "iopack": {"bandwidth": WRITE_BW}}
-BASELINES = ("fcfs", "easy", "conservative")
-IO_POLICIES = ("io_aware", "adaptive", "iolist", "iopack", "equilibrio")
+POLICIES = [Policy("conservative", "conservative"), Policy("fcfs", "fcfs"), Policy("easy", "easy"),
+            Policy("io_aware", "io_aware", {"limit": WRITE_BW / 2 ** 30}),
+            Policy("adaptive", "adaptive", {"limit": WRITE_BW / 2 ** 30}),
+            Policy("iopack", "iopack", {"bandwidth": WRITE_BW}),
+            Policy("equilibrio", "equilibrio"), Policy("equilibrio_alpha0", "equilibrio", {"alpha": 0.0})]
 log = logging.getLogger("real_machines")
 
 
 def import_weeks(data, weeks, out):
     paths = {}
     for week in weeks:
-        workload = import_trace("jobsio", data / "jobs.csv", week=week, nodes=NODES, runs=data / "darshan_runs.csv")
         paths[week] = out / f"{week}.json"
-        paths[week].write_text(dumps(workload))
+        paths[week].write_text(dumps(import_trace("jobsio", data / "jobs.csv", week=week, nodes=NODES)))
     return paths
 
 
-def alone_transfer(jobs, bandwidth):
-    """Seconds the jobs' transfers take alone on theta.xml with a client bandwidth (B/s)."""
-    return (jobs["read_bytes"] / np.minimum(jobs["res"] * bandwidth, READ_BW)
-            + jobs["written_bytes"] / np.minimum(jobs["res"] * bandwidth, WRITE_BW))
-
-
-def fit_client_bandwidth(workload_path):
-    """(bandwidth B/s, median % error in sample) minimising the median % error, on a log grid."""
-    workload = json.loads(Path(workload_path).read_text())
-    jobs = measured_jobs(workload)
-    fields = pd.DataFrame(workload["jobs"])[["read_bytes", "written_bytes"]]
-    jobs = pd.concat([jobs, fields], axis=1)
-    jobs = jobs[(jobs["bytes"] > 0) & (jobs["measured"] > 0)]
-    grid = np.logspace(5, 11, 601)
-    errors = [error_stats(alone_transfer(jobs, b), jobs["measured"])["median_ape"] for b in grid]
-    best = int(np.argmin(errors))
-    return float(grid[best]), float(errors[best])
-
-
 def io_times_known(path):
-    return all("measured_transfer_s" in job for job in json.loads(Path(path).read_text())["jobs"])
+    return any("measured_transfer_s" in job for job in json.loads(Path(path).read_text())["jobs"])
 
 
-def scaled_platform(nodes, out):
-    """theta.xml with ``nodes`` compute hosts, everything else unchanged."""
-    path = out / f"theta_{nodes}.xml"
-    path.write_text(THETA.read_text().replace('radical="0-4391"', f'radical="0-{nodes - 1}"'))
-    return path
+def leave_one_week_out(paths, out):
+    """The validation table of every week scored by a model of the other weeks."""
+    tables = []
+    for week, path in paths.items():
+        others = [other for name, other in paths.items() if name != week]
+        table, _ = validate(PLATFORM, [path], out / week, train=others)
+        tables.append(table[table["group"] != "all"])
+    return pd.concat(tables, ignore_index=True)
 
 
-def io_slowdowns(prefix, reference_prefix, delays):
-    """Paper 003's I/O slowdown of each job with I/O, in %: its transfer time in the run (execution
-    minus delay) over that alone (the reference run), minus 1; jobs completed in both only."""
-    run, alone = read_jobs(prefix), read_jobs(reference_prefix)
-    done = [frame[frame["final_state"] == "COMPLETED_SUCCESSFULLY"].set_index("job_id")["execution_time"]
-            for frame in (run, alone)]
-    both = pd.concat(done + [delays], axis=1, keys=["run", "alone", "delay"], join="inner")
-    transfer_alone = both["alone"] - both["delay"]
-    keep = transfer_alone > 1e-6  # jobs that move bytes (a phase of under a microsecond is rounding)
-    return ((both["run"] - both["delay"])[keep] / transfer_alone[keep] - 1) * 100
+def end_workload(week, path, others, end, folder):
+    """The week at one end of its jobs' measured I/O (the model of the other weeks for the rest)."""
+    fs = bandwidths(PLATFORM)
+    model = train(others, fs)
+    model_path = folder / "iomodel.json"
+    model.save(model_path)
+    workload, _ = read_week(path)
+    rounds = iter(range(1, 100))
+
+    def run(candidate):
+        step = folder / f"record{next(rounds)}"
+        return replay(PLATFORM, write(candidate, step / "w.json"), step / "out")
+    counts = own_io(workload, model, fs, end, replay=run)
+    log.info("%s, %s end: %s", week, end, counts)
+    return write(workload, folder / f"{week}_{end}.json"), model_path
 
 
-def what_if(week, path, out, validation, platform=THETA, machine="full"):
-    """One row per policy run on the week: its metrics, and the week's validation error."""
-    delays = measured_jobs(json.loads(Path(path).read_text())).set_index("job_id")["delay"]
-    names = list(BASELINES) + [name for name in IO_POLICIES if name != "equilibrio" or io_times_known(path)]
-    rows = []
-    for label, names_run, options in ((None, names, POLICY_OPTIONS), ("equilibrio alpha=0", ["equilibrio"],
-                                                                       {"equilibrio": {"alpha": 0.0}})):
-        if label and "equilibrio" not in names:
-            continue
-        folder = out / week / machine.replace(" ", "_") / ("alpha0" if label else "policies")
-        pairs = [f"{name}={json.dumps(value)}" for name, value in options.items() if name in names_run]
-        grid = comparison_grid(str(platform), str(path), names_run, pairs, baseline=names_run[0],
-                               run_options={"max_idle": 10 * 86400.0})
-        table, _, _ = compare(grid, folder, progress=False)
-        for row in table.to_dict("records"):
-            median_io = np.nan
-            if row["status"] == "ok" and row.get("reference_run"):
-                reference = folder / "runs" / row["reference_run"] / "out"
-                slowdowns = io_slowdowns(folder / row["run_dir"] / "out", reference, delays)
-                median_io = float(slowdowns.median()) if len(slowdowns) else np.nan
-            rows.append({"week": week, "machine": machine, "jobs": row.get("jobs"),
-                         "policy": label or row["policy"], "status": row["status"],
-                         "mean_wait_h": row.get("mean_wait", np.nan) / 3600,
-                         "mean_slowdown": row.get("mean_slowdown"), "makespan_h": row.get("makespan", np.nan) / 3600,
-                         "utilisation": row.get("utilisation"), "median_io_slowdown_pct": median_io,
-                         "validation_median_ape": validation})
-    return rows
+def what_if(week, path, others, end, replicas, folder):
+    """The comparison of POLICIES on the week at ``end``, over replicas; its report's summary table."""
+    folder.mkdir(parents=True, exist_ok=True)
+    base, model = end_workload(week, path, others, end, folder)
+    source = WorkloadSource(f"{week}_{end}", generator="batio.iophases:replica",
+                            args={"path": str(base), "model": str(model)})
+    grid = Grid(source="scripts/real_machines.py", platforms=[("theta_perjob", str(PLATFORM))], workloads=[source],
+                policies=POLICIES, seeds=list(range(1, replicas + 1)), baseline="conservative",
+                run_options={"max_idle": 10 * 86400.0},
+                made_from=f"scripts/real_machines.py --whatif-weeks {week} --replicas {replicas} ({end} end)")
+    check_grid(grid)
+    compare(grid, folder / "compare", progress=False)
+    return pd.read_csv(folder / "compare" / "report" / "summary.csv").assign(week=week, end=end)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=DATA, help="folder with jobs.csv and darshan_runs.csv")
+    parser.add_argument("--data", type=Path, default=DATA, help="folder with jobs.csv")
     parser.add_argument("--weeks", default="theta_2022-01-15,theta_2022-01-22,theta_2022-01-29,theta_2022-09-17,"
                                            "theta_2022-10-01")
-    parser.add_argument("--train", default=TRAIN, help="the week the client bandwidth and the baseline come from")
+    parser.add_argument("--whatif-weeks", default="theta_2022-09-17")
+    parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "real_machines")
     parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results" / "real_machines")
     parser.add_argument("--no-whatif", action="store_true", help="stop after the validation and the headroom")
-    parser.add_argument("--scaled-from", type=float, default=0.5, metavar="SHARE",
-                        help="also run the what-if of the weeks whose jobs hold at least this share of Theta's "
-                             "node-hours on a Theta of that share of its nodes (default 0.5)")
     args = parser.parse_args()
     logging.basicConfig(format="real_machines: %(message)s", level=logging.INFO)
     if not (args.data / "jobs.csv").is_file():
         raise InputError(args.data, "no jobs.csv here (the Theta 2022 records: give --data)")
-    weeks = args.weeks.split(",")
+    if not 1 <= args.replicas <= 100:
+        raise InputError("--replicas", f"expected 1 to 100, got {args.replicas}")
     for folder in (args.out / "weeks", args.results):
         folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    paths = import_weeks(args.data, sorted(set(weeks) | {args.train}), args.out / "weeks")
-    bandwidth, fit_error = fit_client_bandwidth(paths[args.train])
-    pd.DataFrame([{"train": args.train, "client_bandwidth_Bps": bandwidth, "median_ape_in_sample": fit_error}]).to_csv(
-        args.results / "fit.csv", index=False)
-    log.info("client bandwidth fitted on %s: %.4g B/s (in-sample median error %.1f %%); theta.xml says 240MBps",
-             args.train, bandwidth, fit_error)
-    validated = [paths[week] for week in weeks if io_times_known(paths[week])]
-    table, _ = validate(THETA, validated, args.out / "validate", train=paths[args.train])
+    paths = import_weeks(args.data, args.weeks.split(","), args.out / "weeks")
+    measured = {week: path for week, path in paths.items() if io_times_known(path)}
+    table = leave_one_week_out(measured, args.out / "validate")
     table.to_csv(args.results / "validation.csv", index=False)
     log.info("validation done at %.0f s", time.perf_counter() - started)
-    errors = table[table["predictor"] == PLATFORM].set_index("group")["median_ape"]
-    bounds = {week: headroom(json.loads(paths[week].read_text()), NODES) for week in weeks}
-    pd.DataFrame([{"week": week, **bound} for week, bound in bounds.items()]).to_csv(
-        args.results / "headroom.csv", index=False)
+    bounds = [{"week": week, **headroom(json.loads(path.read_text()), NODES)} for week, path in paths.items()]
+    pd.DataFrame(bounds).to_csv(args.results / "headroom.csv", index=False)
     if args.no_whatif:
         return
-    rows = []
-    for week in weeks:
-        rows += what_if(week, paths[week], args.out / "whatif", errors.get(week, np.nan))
-        pd.DataFrame(rows).to_csv(args.results / "whatif.csv", index=False)
-        log.info("what-if of %s done at %.0f s", week, time.perf_counter() - started)
-    # The records hold only the jobs that left Darshan logs; on the full machine they rarely
-    # queue. A Theta scaled to their share of its node-hours is as full of them over the week
-    # as the real one was of all its jobs (jobs larger than it are skipped, counted in its trace).
-    for week in weeks:
-        share = bounds[week]["jobs_share_of_machine"]
-        if share < args.scaled_from:
-            continue
-        nodes = round(NODES * share)
-        workload = import_trace("jobsio", args.data / "jobs.csv", week=week, nodes=nodes,
-                                runs=args.data / "darshan_runs.csv")
-        path = args.out / "weeks" / f"{week}_{nodes}.json"
-        path.write_text(dumps(workload))
-        rows += what_if(week, path, args.out / "whatif", errors.get(week, np.nan),
-                        scaled_platform(nodes, args.out / "weeks"), f"{nodes} nodes")
-        pd.DataFrame(rows).to_csv(args.results / "whatif.csv", index=False)
-        log.info("scaled what-if of %s (%d nodes, %s) done at %.0f s", week, nodes,
-                 workload["trace"]["skipped"], time.perf_counter() - started)
+    for end in ("low", "high"):
+        summaries = []
+        for week in args.whatif_weeks.split(","):
+            others = [path for name, path in measured.items() if name != week]
+            folder = args.out / "whatif" / week / end
+            shutil.rmtree(folder, ignore_errors=True)
+            summaries.append(what_if(week, paths[week], others, end, args.replicas, folder))
+            log.info("what-if of %s at the %s end done at %.0f s", week, end, time.perf_counter() - started)
+        pd.concat(summaries).to_csv(args.results / f"whatif_{end}_summary.csv", index=False)
 
 
 if __name__ == "__main__":

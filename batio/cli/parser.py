@@ -4,6 +4,7 @@ import argparse
 
 from batio import metrics
 from batio.cli.grids import command_compare, command_matrix, command_parity, command_report, command_sweep
+from batio.cli.iomodel import command_iomodel
 from batio.cli.run import command_run
 from batio.cli.tools import (
     command_calibrate,
@@ -42,6 +43,7 @@ def parser():
     _add_models(commands)
     _add_import(commands)
     _add_checks(commands)
+    _add_iomodel(commands)
     _add_pages(commands)
     return top
 
@@ -221,6 +223,24 @@ def _add_import(commands):
     importing.set_defaults(handler=command_import)
 
 
+def _add_iomodel(commands):
+    model = commands.add_parser("iomodel", help="a per-job I/O model learned from weeks of `batio import jobsio`, "
+                                                "and a week given its jobs' own I/O (docs/traces.md)")
+    model.add_argument("action", choices=["train", "apply"],
+                       help="train: fit on the weeks given; apply: write the one week given with each job's own I/O")
+    model.add_argument("weeks", nargs="+", metavar="W.json", help="workloads from `batio import jobsio`")
+    model.add_argument("--platform", required=True, help="platform XML file or bundled name (its file system's "
+                                                         "bandwidths set each job's floor)")
+    model.add_argument("--model", help="apply: the model file from `batio iomodel train`")
+    model.add_argument("--end", choices=["low", "high"], default="low",
+                       help="apply: each job's I/O all ranks at once (low, default) or one rank after the other, "
+                            "capped by its run time and lowered to end within it (high)")
+    model.add_argument("--seed", type=int, help="apply: draw each job's I/O around its own from the model's "
+                                                "held-out errors (a replica)")
+    model.add_argument("--out", required=True, help="train: the model file; apply: the workload file")
+    model.set_defaults(handler=command_iomodel)
+
+
 def _add_checks(commands):
     checking = commands.add_parser("validate", help="replay jobs imported with `batio import jobsio` at their "
                                                     "recorded starts (simulated vs measured I/O time per job), or "
@@ -233,8 +253,10 @@ def _add_checks(commands):
                           help="TOKIO-ABC summaries (.csv or .csv.gz): validate bandwidths instead of jobs")
     checking.add_argument("--fit-until", help="with --benchmarks: the held-out runs start at this date "
                                               "(default: the middle of the file)")
-    checking.add_argument("--train", help="workload whose median per-job bandwidth the baseline uses "
-                                          "(default: each validated workload's own, in-sample)")
+    checking.add_argument("--train", nargs="+", metavar="T.json",
+                          help="weeks from `batio import jobsio` that train the per-job I/O model (never the scored "
+                               "week); the model is written to OUT/iomodel.json")
+    checking.add_argument("--model", help="a saved I/O model (`batio iomodel train`) instead of --train")
     checking.add_argument("--out", default="out/validate", help="output folder (default out/validate)")
     checking.set_defaults(handler=command_validate)
 

@@ -70,12 +70,12 @@ def command_validate(args):
         raise BatioError("validate: give --platform and --workload (jobs from `batio import jobsio`), "
                          "or --benchmarks (TOKIO-ABC runs)")
     make_folder(args.out)
-    table, jobs = validate(catalog.platform_path(args.platform), args.workload, args.out, args.train)
+    table, jobs = validate(catalog.platform_path(args.platform), args.workload, args.out, args.train, args.model)
     print(format_table(table))
-    late = int((jobs["start_delay"] > 1).sum())
-    killed = int((jobs["final_state"] != "COMPLETED_SUCCESSFULLY").sum())
-    print(f"replay: {len(jobs)} jobs, {late} started over 1 s after their recorded start, {killed} not completed "
-          f"(killed at their walltime: left out of the pairs)")
+    killed = [int((jobs[column] != "COMPLETED_SUCCESSFULLY").sum()) for column in ("final_state", "final_state_high")]
+    print(f"replay: {len(jobs)} jobs that move bytes; killed at their walltime (kept, with their simulated time): "
+          f"{killed[0]} at the low end, {killed[1]} at the high end; {int(jobs['unfit_high'].sum())} whose measured "
+          "high end cannot be made to end within their recorded run time")
     print(f"written: {Path(args.out) / 'validation.csv'}, validation_jobs.csv")
     return 0
 
@@ -83,8 +83,9 @@ def command_validate(args):
 def validate_benchmark_runs(args):
     from batio.fstwin import validate_benchmarks
     from batio.validate import format_table
-    if args.workload or args.train:
-        raise BatioError("validate: --benchmarks takes no --workload or --train (the runs before --fit-until train)")
+    if args.workload or args.train or args.model:
+        raise BatioError("validate: --benchmarks takes no --workload, --train or --model (the runs before "
+                         "--fit-until train)")
     make_folder(args.out)
     platform = catalog.platform_path(args.platform) if args.platform else None
     print(format_table(validate_benchmarks(args.benchmarks, platform=platform, out=args.out,
