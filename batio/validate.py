@@ -14,7 +14,8 @@ predicted seconds (``batio.iophases``), the ``replay`` policy starts every
 job at its recorded start, and the engine adds contention where jobs meet.
 A job's simulated I/O time is its execution time minus its compute time.
 Jobs killed at their walltime stay in, with their simulated time, and are
-counted. Reference rows: the jobs of the week that recur within it
+counted; as they are cut short, the model's own predictions are scored
+beside the replay (``MODEL``), unflattered. Reference rows: the jobs of the week that recur within it
 predicting each other (the noise floor a model cannot beat), and one
 bandwidth for every job (the single-bandwidth platform), fitted on the
 training weeks. Statistics: ``batio.accuracy``.
@@ -42,12 +43,14 @@ PLATFORM = "platform (replay)"
 PLATFORM_HIGH = "platform (replay), high end"
 RECURRING = "platform (replay), recurring shapes"
 BASELINE = "baseline: one bandwidth for every job"
+MODEL = "I/O model alone (no replay)"
 NOISE = "reference: jobs recurring within the week"
 COLUMNS = ("group", "predictor", *STATS, "median_fold", "inside_interval", "killed")
 # predictor -> (its column of validation_jobs.csv, the measured end it is scored against, its final state)
 SCORED = {PLATFORM: ("simulated", "measured_low", "final_state"),
           PLATFORM_HIGH: ("simulated_high", "measured_high", "final_state_high"),
           RECURRING: ("simulated", "measured_low", "final_state"),
+          MODEL: ("predicted", "measured_low", None),
           BASELINE: ("baseline", "measured_low", None),
           NOISE: ("noise_floor", "measured_low", None)}
 
