@@ -10,6 +10,7 @@ from pathlib import Path
 
 from batio.errors import InputError
 from batio.importers.common import COOLDOWN, EVALUATED, WARMUP, as_number
+from batio.inputs.workload import profiles_reached
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,19 @@ def window_count(path, length, count=None):
     return count
 
 
+def _profiles_used(path, jobs, profiles):
+    """The profiles the window's jobs reach: those they name and, through
+    composed profiles, their phases (a jobsio import's ID_read, ID_rest,
+    ID_write), which a window without them could not run."""
+    try:
+        return profiles_reached((job["profile"] for job in jobs), profiles)
+    except KeyError as error:
+        raise InputError(path, f"profile {error.args[0]!r} is named by a job or a composed profile "
+                               "but not defined") from None
+    except TypeError as error:  # a profile that is not an object, a seq that is not a list
+        raise InputError(path, f"a profile the window's jobs reach is malformed ({error})") from None
+
+
 def trace_window(seed, path, length, warmup=0.0, cooldown=0.0, count=None):
     """The workload of window ``seed`` (1-based) of the trace ``path``: see the module doc."""
     workload = _read(path)
@@ -67,7 +81,7 @@ def trace_window(seed, path, length, warmup=0.0, cooldown=0.0, count=None):
         jobs.append({**job, "subtime": as_number(submit - origin), "category": category})
     if not any(job["category"] == EVALUATED for job in jobs):
         raise InputError(path, f"window {seed} [{start:g}, {end:g}) s has no job submitted: choose longer windows")
-    used = {job["profile"] for job in jobs}
+    used = _profiles_used(path, jobs, workload["profiles"])
     window = {"window": seed, "of": count, "length_s": length, "warmup_s": warmup, "cooldown_s": cooldown,
               "trace_seconds": [as_number(start), as_number(end)], "source": str(path),
               "evaluated_window": [as_number(warmup), as_number(warmup + length)]}

@@ -43,6 +43,12 @@ def bytes_moved(profile, profiles, nb_hosts):
     return read, write
 
 
+def delay_seconds(profile, profiles):
+    """Seconds the profile's ``delay`` phases last, each as often as it runs:
+    the part of a job's run time that the platform does not decide."""
+    return sum(times * float(leaf["delay"]) for leaf, times in _walk(profile, profiles) if leaf["type"] == "delay")
+
+
 def storage_mapping_by_name(labels, storage_resources):
     """Map the labels that name a storage host to its resource id.
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from batio.cli import main
-from batio.schedulers.jobio import bytes_moved, storage_labels, storage_mapping_by_name
+from batio.schedulers.jobio import bytes_moved, delay_seconds, storage_labels, storage_mapping_by_name
 
 PROFILES = {
     "c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
@@ -14,7 +14,8 @@ PROFILES = {
     "w": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1e9, "storage": "ost0"},
     "s": {"type": "data_staging", "nb_bytes": 5e8, "from": "ost0", "to": "archive"},
     "job": {"type": "composed", "seq": ["r", "c", "w"], "repeat": 3},
-    "outer": {"type": "composed", "seq": ["job", "s"], "repeat": 2},
+    "d": {"type": "delay", "delay": 7},
+    "outer": {"type": "composed", "seq": ["job", "s", "d"], "repeat": 2},
 }
 
 
@@ -22,6 +23,8 @@ def test_bytes_and_labels_of_nested_composed_profiles():
     assert storage_labels(PROFILES["outer"], PROFILES) == ["ost1", "ost0", "archive"]
     # 2 x (3 x (2e9 read + 1e9 written) on 4 hosts + 5e8 staged)
     assert bytes_moved(PROFILES["outer"], PROFILES, 4) == (2 * (3 * 4 * 2e9 + 5e8), 2 * (3 * 4 * 1e9 + 5e8))
+    # The delay runs twice; the computation's time is the hosts', not the profile's.
+    assert delay_seconds(PROFILES["outer"], PROFILES) == 14
 
 
 def test_mapping_keeps_only_labels_naming_storage_hosts():

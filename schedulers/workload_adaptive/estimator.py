@@ -17,6 +17,10 @@ from batio.schedulers.jobio import bytes_moved
 
 MODES = ("pretrained", "untrained")
 DEFAULT_DECAY = 0.8
+BYTES_FIELDS = ("read_bytes", "written_bytes")
+"""A job's own bytes read and written, all hosts (``batio import jobsio``)."""
+IO_ALONE = "io_alone_s"
+"""The seconds a job's read and write transfers take alone."""
 
 
 class EstimatorError(InvalidValue):
@@ -53,6 +57,35 @@ def job_bytes(job, profiles: Mapping[str, Mapping]) -> float:
     """Bytes a pybatsim Job's profile moves to and from storage (read + written)."""
     read, written = bytes_moved(profiles[job.profile], profiles, job.requested_resources)
     return read + written
+
+
+def stated_estimate(json_dict: Mapping[str, Any], delay_s: float, walltime: float = math.inf) -> Estimate | None:
+    """r_j and d_j from the I/O a job's own fields state, for a job without
+    history (README.md, "A job's own I/O"); None when it states none.
+    ``delay_s``: its profile's delay seconds, the rest of its run alone."""
+    job = json_dict.get("id", "?")
+    if not any(name in json_dict for name in BYTES_FIELDS):
+        if IO_ALONE in json_dict:
+            raise EstimatorError(f"job {job}: field '{IO_ALONE}' needs the bytes it moves beside it "
+                                 f"(fields {' and '.join(map(repr, BYTES_FIELDS))})")
+        return None
+    nb_bytes = 0.0
+    for name in BYTES_FIELDS:
+        value = json_dict.get(name, 0)
+        if not (_number(value) and 0 <= value < math.inf):
+            raise EstimatorError(f"job {job}: field '{name}' must be a number of bytes >= 0, "
+                                 f"got {json.dumps(value)}")
+        nb_bytes += value
+    if IO_ALONE not in json_dict:
+        # The average over a run as long as the walltime: a lower bound on r_j, and r_j d_j is the job's bytes.
+        return Estimate(nb_bytes / walltime if walltime < math.inf else 0.0, walltime)
+    io_alone = json_dict[IO_ALONE]
+    if not (_number(io_alone) and 0 < io_alone < math.inf):
+        raise EstimatorError(f"job {job}: field '{IO_ALONE}' must be a number of seconds > 0, "
+                             f"got {json.dumps(io_alone)}")
+    # What pretrain records for a job run alone: its bytes over its alone run time, and that time.
+    alone = io_alone + delay_s
+    return Estimate(nb_bytes / alone, min(alone, walltime))
 
 
 class _History:
@@ -120,12 +153,13 @@ class Estimator:
         history = self._history.get(key)
         return history.count if history else 0
 
-    def estimate(self, key: str, walltime: float = math.inf) -> Estimate:
+    def estimate(self, key: str, walltime: float = math.inf, stated: Estimate | None = None) -> Estimate:
         """r_j and d_j for a job of type ``key`` with walltime L_j; a type
-        without history gets r = 0 and d = L_j."""
+        without history gets ``stated`` (``stated_estimate``), or else r = 0
+        and d = L_j."""
         history = self._history.get(key)
         if history is None:
-            return Estimate(0.0, walltime)
+            return stated if stated is not None else Estimate(0.0, walltime)
         return Estimate(history.rate_sum / history.weight,
                         min(history.runtime_sum / history.weight, walltime))
 

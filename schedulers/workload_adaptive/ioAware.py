@@ -11,6 +11,7 @@ from batsim.batsim import Job
 from procset import ProcSet
 
 from batio.schedulers.backfill import Backfill, time_limit
+from batio.schedulers.jobio import delay_seconds
 from batio.schedulers.options import Option, OptionError
 from batio.schedulers.reservation import RunningJob
 from batio.schedulers.workload_adaptive.estimator import (
@@ -21,6 +22,7 @@ from batio.schedulers.workload_adaptive.estimator import (
     EstimatorError,
     job_bytes,
     job_key,
+    stated_estimate,
 )
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,7 @@ class IoAware(Backfill):
             raise OptionError(f"{name}: {error}") from None
         self.keys: dict[str, str] = {}  # job id -> its similarity key
         self.estimates: dict[str, Estimate] = {}  # job id -> its estimate, until the history changes
+        self.stated: dict[str, Estimate | None] = {}  # job id -> the estimate its own fields give
         self.pretrained = settings["estimator"] == "pretrained"
         self.unknown: set[str] = set()  # job types without history, reported once
 
@@ -75,8 +78,17 @@ class IoAware(Backfill):
             key = self.keys.get(job.id)
             if key is None:
                 key = self.keys[job.id] = job_key(job)
-            estimate = self.estimates[job.id] = self.estimator.estimate(key, time_limit(job))
+            estimate = self.estimates[job.id] = self.estimator.estimate(key, time_limit(job), self.stated_estimate(job))
         return estimate
+
+    def stated_estimate(self, job: Job) -> Estimate | None:
+        """r_j and d_j from ``job``'s own I/O fields, used where its type has
+        no history (README.md, "A job's own I/O"); None without them."""
+        if job.id not in self.stated:
+            profiles = self.bs.profiles[job.workload]
+            self.stated[job.id] = stated_estimate(job.json_dict or {}, delay_seconds(profiles[job.profile], profiles),
+                                                  time_limit(job))
+        return self.stated[job.id]
 
     def measured_throughput(self, now: float) -> float | None:
         """R_now in bytes/s, or None when not measured (always, under Batsim:
@@ -118,13 +130,15 @@ class IoAware(Backfill):
 
     def onJobSubmission(self, job):
         key = self.keys[job.id] = job_key(job)  # a bad 'app' field stops the run here
-        if self.pretrained and not self.estimator.knows(key) and key not in self.unknown:
+        stated = self.stated_estimate(job)  # so do bad I/O fields
+        if self.pretrained and stated is None and not self.estimator.knows(key) and key not in self.unknown:
             self.unknown.add(key)
             log.warning("%s: no history for job type %r (job %s): estimated at r = 0 and d = walltime "
                         "until one completes", type(self).__name__, key, job.id)
         super().onJobSubmission(job)
         if job.requested_resources > len(self.hosts):  # rejected
             del self.keys[job.id]
+            del self.stated[job.id]
 
     def onJobCompletion(self, job):
         entry = self.running.get(job.id)
@@ -133,12 +147,16 @@ class IoAware(Backfill):
             nb_bytes = job_bytes(job, self.bs.profiles[job.workload])
             self.estimator.observe(self.keys.get(job.id) or job_key(job), nb_bytes, b_j, self.bs.time())
             self.estimates.clear()
-        self.keys.pop(job.id, None)
-        self.estimates.pop(job.id, None)
+        self.forget(job)
         super().onJobCompletion(job)
 
     def onJobsKilled(self, jobs):
         for job in jobs:
-            self.keys.pop(job.id, None)
-            self.estimates.pop(job.id, None)
+            self.forget(job)
         super().onJobsKilled(jobs)
+
+    def forget(self, job: Job) -> None:
+        """Drop what is kept about a job that ended."""
+        self.keys.pop(job.id, None)
+        self.estimates.pop(job.id, None)
+        self.stated.pop(job.id, None)
