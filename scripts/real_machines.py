@@ -19,7 +19,7 @@ Writes ``results/real_machines/{validation,headroom}.csv`` and
 ``whatif_{low,high}_summary.csv`` beside this script (``--results``
 elsewhere); runs and per-job pairs (job records, not committed) go to ``--out``.
 
-    .venv/bin/python scripts/real_machines.py [--weeks ...] [--whatif-weeks theta_2022-09-17] [--replicas 3]
+    .venv/bin/python scripts/real_machines.py [--whatif-weeks theta_2022-09-17] [--replicas 3] [--only ...]
 """
 from __future__ import annotations
 
@@ -48,11 +48,10 @@ NODES = 4392
 WRITE_BW = 172e9  # theta-fs0's write bandwidth (platforms/theta.md), bytes/s
 # The I/O-aware policies' own knowledge of the machine (Batsim does not tell link bandwidths):
 # R_limit (GiB/s) and the I/O node's bandwidth (bytes/s) are the file system's write bandwidth.
-POLICIES = [Policy("conservative", "conservative"), Policy("fcfs", "fcfs"), Policy("easy", "easy"),
+POLICIES = [Policy("conservative", "conservative"), Policy("easy", "easy"),
             Policy("io_aware", "io_aware", {"limit": WRITE_BW / 2 ** 30}),
             Policy("adaptive", "adaptive", {"limit": WRITE_BW / 2 ** 30}),
-            Policy("iopack", "iopack", {"bandwidth": WRITE_BW}),
-            Policy("equilibrio", "equilibrio"), Policy("equilibrio_alpha0", "equilibrio", {"alpha": 0.0})]
+            Policy("iopack", "iopack", {"bandwidth": WRITE_BW}), Policy("equilibrio", "equilibrio")]
 log = logging.getLogger("real_machines")
 
 
@@ -119,7 +118,8 @@ def main():
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "real_machines")
     parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results" / "real_machines")
-    parser.add_argument("--no-whatif", action="store_true", help="stop after the validation and the headroom")
+    parser.add_argument("--only", choices=["validation", "whatif"],
+                        help="only the validation and the headroom, or only the what-if")
     args = parser.parse_args()
     logging.basicConfig(format="real_machines: %(message)s", level=logging.INFO)
     if not (args.data / "jobs.csv").is_file():
@@ -131,12 +131,13 @@ def main():
     started = time.perf_counter()
     paths = import_weeks(args.data, args.weeks.split(","), args.out / "weeks")
     measured = {week: path for week, path in paths.items() if io_times_known(path)}
-    table = leave_one_week_out(measured, args.out / "validate")
-    table.to_csv(args.results / "validation.csv", index=False)
-    log.info("validation done at %.0f s", time.perf_counter() - started)
-    bounds = [{"week": week, **headroom(json.loads(path.read_text()), NODES)} for week, path in paths.items()]
-    pd.DataFrame(bounds).to_csv(args.results / "headroom.csv", index=False)
-    if args.no_whatif:
+    if args.only != "whatif":
+        table = leave_one_week_out(measured, args.out / "validate")
+        table.to_csv(args.results / "validation.csv", index=False)
+        log.info("validation done at %.0f s", time.perf_counter() - started)
+        bounds = [{"week": week, **headroom(json.loads(path.read_text()), NODES)} for week, path in paths.items()]
+        pd.DataFrame(bounds).to_csv(args.results / "headroom.csv", index=False)
+    if args.only == "validation":
         return
     for end in ("low", "high"):
         summaries = []
