@@ -4,9 +4,7 @@ background traffic measured while it ran (issue 43, item 3).
 Design notes: docs/internals.md.
 """
 
-from collections import Counter
 from dataclasses import dataclass, field
-import gzip
 import json
 import logging
 import math
@@ -19,121 +17,9 @@ import pandas as pd
 
 from batio.accuracy import STATS, error_stats, spearman
 from batio.errors import InputError
+from batio.fstwin_read import GIB, MIB, read_runs
 
 log = logging.getLogger(__name__)
-
-GIB = 2.0 ** 30
-MIB = 2.0 ** 20
-# The columns the twin reads (upstream names; UPSTREAM_summaries_README.md).
-COLUMNS = ("_file_system", "darshan_app", "darshan_nprocs", "darshan_start_time", "darshan_end_time",
-           "darshan_agg_perf_by_slowest_posix", "darshan_tot_bytes_read_posix",
-           "darshan_tot_bytes_written_posix", "darshan_biggest_read_api_files", "darshan_biggest_write_api_files",
-           "fs_tot_gibs_read", "fs_tot_gibs_written")
-NUMERIC = COLUMNS[2:]
-FULLNESS = "fshealth_ost_avg_full_pct"  # optional: OST fullness, only to measure what it explains
-# Why a row is not used, checked in this order; each skipped row is counted under one.
-SKIPS = (("_file_system", "no file system (not a run on the file systems the traffic was measured on)"),
-         ("darshan_agg_perf_by_slowest_posix", "no measured bandwidth"),
-         ("fs_tot_gibs_read", "no file-system traffic measured during the run"),
-         ("fs_tot_gibs_written", "no file-system traffic measured during the run"),
-         ("darshan_start_time", "no start or end time"),
-         ("darshan_end_time", "no start or end time"),
-         ("darshan_nprocs", "no process count"))
-
-
-def _open(path):
-    try:
-        with open(path, "rb") as probe:
-            gzipped = probe.read(2) == b"\x1f\x8b"
-    except FileNotFoundError:
-        raise InputError(path, "no such summaries file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a folder, expected a summaries CSV (.csv or .csv.gz)") from None
-    return gzip.open(path, "rt", newline="") if gzipped else open(path, newline="")
-
-
-def read_runs(path):
-    """(runs, skipped): one row per usable run, and Counter(reason -> rows left out).
-
-    Malformed input (a missing column, a row with the wrong number of fields, a
-    value that is not a number) stops with one line naming the file, the line
-    and the column; rows that are well formed but unusable are counted.
-    """
-    try:
-        with _open(path) as stream:
-            raw = pd.read_csv(stream, dtype=str, keep_default_na=False)
-    except pd.errors.ParserError as error:
-        raise InputError(path, f"malformed CSV: {str(error).strip().splitlines()[-1]}") from None
-    except (UnicodeDecodeError, EOFError, OSError) as error:
-        raise InputError(path, f"unreadable ({error})") from None
-    except pd.errors.EmptyDataError:
-        raise InputError(path, "is empty (expected a header and one row per benchmark run)") from None
-    missing = [c for c in COLUMNS if c not in raw.columns]
-    if missing:
-        raise InputError(path, f"missing column (has {len(raw.columns)} others); see UPSTREAM_summaries_README.md",
-                         field=missing[0])
-    frame = pd.DataFrame({"line": np.arange(len(raw)) + 2})  # line 1 is the header
-    for column in [*NUMERIC, *([FULLNESS] if FULLNESS in raw.columns else [])]:
-        text = raw[column].str.strip()
-        values = pd.to_numeric(text, errors="coerce")
-        bad = values.isna() & (text != "") & (text.str.lower() != "nan")
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(path, f"line {row + 2}: not a number: {raw[column].iloc[row]!r}", field=column)
-        frame[column] = values.to_numpy()
-    nprocs = frame["darshan_nprocs"]
-    fractional = nprocs.notna() & ((nprocs < 1) | (nprocs != nprocs.round()))
-    if fractional.any():
-        row = int(np.flatnonzero(fractional.to_numpy())[0])
-        raise InputError(path, f"line {row + 2}: the process count must be a whole number >= 1, got "
-                               f"{raw['darshan_nprocs'].iloc[row]!r}", field="darshan_nprocs")
-    names = raw["_file_system"].str.strip()
-    bad = (names != "") & ~names.str.fullmatch(r"[A-Za-z0-9_.-]+")
-    if bad.any():  # the name becomes a host and a link id in the platform
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(path, f"line {row + 2}: a file system name may hold letters, digits and '_.-' only, "
-                               f"got {names.iloc[row]!r}", field="_file_system")
-    frame["_file_system"] = names.replace("", None).to_numpy()
-    frame["app"] = raw["darshan_app"].str.strip().str.rsplit("/", n=1).str[-1].to_numpy()
-    skipped = Counter()
-    keep = np.ones(len(frame), dtype=bool)
-    for column, reason in SKIPS:
-        lacking = keep & frame[column].isna().to_numpy()
-        if lacking.any():
-            skipped[reason] += int(lacking.sum())
-        keep &= ~lacking
-    bandwidth = frame["darshan_agg_perf_by_slowest_posix"].to_numpy()
-    nonpositive = keep & ~(bandwidth > 0)
-    if nonpositive.any():
-        skipped["measured bandwidth not positive"] += int(nonpositive.sum())
-    keep &= ~nonpositive
-    for reason, count in skipped.items():
-        log.info("%s: %d rows skipped: %s", path, count, reason)
-    return _runs(frame[keep]), skipped
-
-
-def _runs(frame):
-    """The model's view of each run: clients, background and measured bandwidth in bytes/s."""
-    read = frame["darshan_tot_bytes_read_posix"].fillna(0.0)
-    written = frame["darshan_tot_bytes_written_posix"].fillna(0.0)
-    direction = np.where(written > read, "write", "read")
-    clients = frame["darshan_nprocs"].astype(int)
-    # Darshan's times are whole seconds; a run is at least one second long.
-    duration = (frame["darshan_end_time"] - frame["darshan_start_time"]).clip(lower=1.0)
-    total = (frame["fs_tot_gibs_read"] + frame["fs_tot_gibs_written"]) * GIB
-    background = (total - read - written).clip(lower=0.0) / duration
-    # IOR runs both shared-file and file-per-process: the files of the run's direction tell them apart.
-    files = np.where(direction == "write", frame["darshan_biggest_write_api_files"],
-                     frame["darshan_biggest_read_api_files"])
-    layout = np.where(files > 1, "fpp", "shared")
-    config = (frame["app"] + "/" + layout + "/" + direction + "/" + clients.astype(str) + "/"
-              + frame["_file_system"])
-    return pd.DataFrame({
-        "line": frame["line"], "start": pd.to_datetime(frame["darshan_start_time"], unit="s"),
-        "file_system": frame["_file_system"], "app": frame["app"] + "/" + layout, "direction": direction,
-        "config": config, "clients": clients, "background": background,
-        "measured": frame["darshan_agg_perf_by_slowest_posix"] * MIB,
-        "fullness": frame[FULLNESS] if FULLNESS in frame else np.nan}).reset_index(drop=True)
 
 
 @dataclass

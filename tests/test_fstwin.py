@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from batio import fstwin
+from batio import fstwin, fstwin_read
 from batio.cli import main
 from batio.errors import InputError
 
 GIB = 2.0 ** 30
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tokio_abc"
-HEADER = [*fstwin.COLUMNS, "extra"]
+HEADER = [*fstwin_read.COLUMNS, "extra"]
 
 
 def row(fs="cscratch", app="/bin/ior", nprocs="512", start="1500000000", end="1500000100", bw="1024",
@@ -44,7 +44,7 @@ def test_reading_a_tiny_summaries_file(tmp_path):
     ])
     runs, skipped = fstwin.read_runs(path)
     assert list(runs["line"]) == [2, 3]
-    assert dict(skipped) == {fstwin.SKIPS[0][1]: 1, fstwin.SKIPS[1][1]: 1, fstwin.SKIPS[2][1]: 2,
+    assert dict(skipped) == {fstwin_read.SKIPS[0][1]: 1, fstwin_read.SKIPS[1][1]: 1, fstwin_read.SKIPS[2][1]: 2,
                              "no start or end time": 1, "measured bandwidth not positive": 1}
     assert list(runs["config"]) == ["ior/shared/write/512/cscratch", "hacc_io_read/fpp/read/512/cscratch"]
     # Background: (10 + 190 GiB) minus the run's own 100 GiB, over its 100 s.
@@ -200,4 +200,4 @@ def test_the_engine_gives_the_analytic_bandwidth(tmp_path):
 def test_the_shared_cori_file_reads_with_its_skips():
     runs, skipped = fstwin.read_runs(SHARED / "cori-summaries_2017-02-14-2018-02-15.csv.gz")
     assert len(runs) == 5053
-    assert skipped[fstwin.SKIPS[0][1]] == 6025 and skipped[fstwin.SKIPS[2][1]] == 154
+    assert skipped[fstwin_read.SKIPS[0][1]] == 6025 and skipped[fstwin_read.SKIPS[2][1]] == 154
