@@ -23,6 +23,8 @@ COLUMNS = ("_file_system", "darshan_app", "darshan_nprocs", "darshan_start_time"
            "darshan_tot_bytes_written_posix", "darshan_biggest_read_api_files", "darshan_biggest_write_api_files",
            "fs_tot_gibs_read", "fs_tot_gibs_written")
 NUMERIC = COLUMNS[2:]
+# The file system's traffic during the run, in GiB or, as in Mira's GPFS summaries, in bytes.
+IN_BYTES = {"fs_tot_gibs_read": "fs_tot_bytes_read", "fs_tot_gibs_written": "fs_tot_bytes_written"}
 FULLNESS = "fshealth_ost_avg_full_pct"  # optional: OST fullness, only to measure what it explains
 # Why a row is not used, checked in this order; each skipped row is counted under one.
 SKIPS = (("_file_system", "no file system (not a run on the file systems the traffic was measured on)"),
@@ -61,19 +63,7 @@ def read_runs(path):
         raise InputError(path, f"unreadable ({error})") from None
     except pd.errors.EmptyDataError:
         raise InputError(path, "is empty (expected a header and one row per benchmark run)") from None
-    missing = [c for c in COLUMNS if c not in raw.columns]
-    if missing:
-        raise InputError(path, f"missing column (has {len(raw.columns)} others); see UPSTREAM_summaries_README.md",
-                         field=missing[0])
-    frame = pd.DataFrame({"line": np.arange(len(raw)) + 2})  # line 1 is the header
-    for column in [*NUMERIC, *([FULLNESS] if FULLNESS in raw.columns else [])]:
-        text = raw[column].str.strip()
-        values = pd.to_numeric(text, errors="coerce")
-        bad = values.isna() & (text != "") & (text.str.lower() != "nan")
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(path, f"line {row + 2}: not a number: {raw[column].iloc[row]!r}", field=column)
-        frame[column] = values.to_numpy()
+    frame = _numbers(path, raw, _sources(path, raw.columns))
     nprocs = frame["darshan_nprocs"]
     fractional = nprocs.notna() & ((nprocs < 1) | (nprocs != nprocs.round()))
     if fractional.any():
@@ -103,6 +93,37 @@ def read_runs(path):
     for reason, count in skipped.items():
         log.info("%s: %d rows skipped: %s", path, count, reason)
     return _runs(frame[keep]), skipped
+
+
+def _sources(path, columns):
+    """COLUMNS (and FULLNESS where present) -> the file's column that holds it."""
+    sources = {column: column for column in COLUMNS}
+    sources.update({gib: in_bytes for gib, in_bytes in IN_BYTES.items()
+                    if gib not in columns and in_bytes in columns})
+    if FULLNESS in columns:
+        sources[FULLNESS] = FULLNESS
+    missing = [column for column, source in sources.items() if source not in columns]
+    if missing:
+        nor = f" (nor {IN_BYTES[missing[0]]})" if missing[0] in IN_BYTES else ""
+        raise InputError(path, f"missing column{nor} (has {len(columns)} others); see UPSTREAM_summaries_README.md",
+                         field=missing[0])
+    return sources
+
+
+def _numbers(path, raw, sources):
+    """The numeric columns of ``raw`` under their COLUMNS names, byte counters in GiB,
+    beside each row's line; a value that is not a number stops with one line."""
+    frame = pd.DataFrame({"line": np.arange(len(raw)) + 2})  # line 1 is the header
+    for column in [*NUMERIC, *([FULLNESS] if FULLNESS in sources else [])]:
+        source = sources[column]
+        text = raw[source].str.strip()
+        values = pd.to_numeric(text, errors="coerce")
+        bad = values.isna() & (text != "") & (text.str.lower() != "nan")
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(path, f"line {row + 2}: not a number: {raw[source].iloc[row]!r}", field=source)
+        frame[column] = values.to_numpy() / (GIB if source != column else 1.0)
+    return frame
 
 
 def _runs(frame):

@@ -1,0 +1,58 @@
+"""Issue 56, item 5: TOKIO-ABC summaries as Mira's come (GPFS byte counters,
+zero counters, one process count for every run) and an engine check that has
+nothing to compare. Mira's file is not in ../shared: the files here are made
+with its header's names, the other columns those of Cori's file."""
+
+import csv
+import gzip
+
+import pandas as pd
+import pytest
+
+from batio import fstwin, fstwin_read
+from batio.errors import InputError
+
+GIB = 2.0 ** 30
+DAY = 86400
+# Mira's summaries count the file system's traffic in bytes, not GiB.
+MIRA = [{"fs_tot_gibs_read": "fs_tot_bytes_read", "fs_tot_gibs_written": "fs_tot_bytes_written"}.get(c, c)
+        for c in fstwin_read.COLUMNS]
+
+
+def run(day=0, fs="mira-fs1", app="/bin/ior", nprocs=16384, bw=1024.0, read=0.0, written=100 * GIB,
+        fs_read=10 * GIB, fs_written=190 * GIB, gib=False):
+    """One row of COLUMNS' values (the counters in bytes, or in GiB with ``gib``)."""
+    start = 1500000000 + day * DAY
+    scale = GIB if gib else 1.0
+    return [fs, app, nprocs, start, start + 100, bw, read, written, 0, 1, fs_read / scale, fs_written / scale]
+
+
+def write(path, rows, header=MIRA):
+    with gzip.open(path, "wt", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def test_byte_counters_read_as_gib_ones(tmp_path):
+    rows = [run(), run(day=1, app="/x/hacc_io_read", read=50 * GIB, written=0.0, fs_read=80 * GIB)]
+    in_bytes, _ = fstwin.read_runs(write(tmp_path / "mira.csv.gz", rows))
+    in_gib, _ = fstwin.read_runs(write(tmp_path / "gib.csv.gz", [run(gib=True), run(day=1, app="/x/hacc_io_read",
+                                       read=50 * GIB, written=0.0, fs_read=80 * GIB, gib=True)],
+                                       header=fstwin_read.COLUMNS))
+    # Background: (10 + 190 GiB) minus the run's own 100 GiB over 100 s; then 80 + 190 - 50.
+    assert list(in_bytes["background"]) == pytest.approx([1.0 * GIB, 2.2 * GIB])
+    pd.testing.assert_frame_equal(in_bytes, in_gib)
+
+
+def test_a_bad_byte_counter_or_neither_counter_is_one_line(tmp_path):
+    bad = run()
+    bad[-2] = "lots"
+    with pytest.raises(InputError, match=r"field 'fs_tot_bytes_read': line 3: not a number: 'lots'"):
+        fstwin.read_runs(write(tmp_path / "bad.csv.gz", [run(), bad]))
+    header = [c for c in MIRA if c != "fs_tot_bytes_written"]
+    with pytest.raises(InputError) as error:
+        fstwin.read_runs(write(tmp_path / "none.csv.gz", [run()[:-1]], header=header))
+    assert "field 'fs_tot_gibs_written': missing column (nor fs_tot_bytes_written" in str(error.value)
+    assert "\n" not in str(error.value)
