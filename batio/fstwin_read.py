@@ -34,6 +34,10 @@ SKIPS = (("_file_system", "no file system (not a run on the file systems the tra
          ("darshan_start_time", "no start or end time"),
          ("darshan_end_time", "no start or end time"),
          ("darshan_nprocs", "no process count"))
+# Counters that did not measure the run: nothing at all (21 % of Mira's runs), or less
+# than the run's own Darshan bytes (the background would be negative).
+ZERO = "file-system counters zero (traffic not measured)"
+TOO_SMALL = "file-system counters below the run's own Darshan bytes (traffic not measured whole)"
 
 
 def _open(path):
@@ -85,11 +89,14 @@ def read_runs(path):
         if lacking.any():
             skipped[reason] += int(lacking.sum())
         keep &= ~lacking
-    bandwidth = frame["darshan_agg_perf_by_slowest_posix"].to_numpy()
-    nonpositive = keep & ~(bandwidth > 0)
-    if nonpositive.any():
-        skipped["measured bandwidth not positive"] += int(nonpositive.sum())
-    keep &= ~nonpositive
+    counted = (frame["fs_tot_gibs_read"] + frame["fs_tot_gibs_written"]).to_numpy() * GIB
+    own = (frame["darshan_tot_bytes_read_posix"].fillna(0.0) + frame["darshan_tot_bytes_written_posix"].fillna(0.0))
+    for reason, unusable in (("measured bandwidth not positive", ~(frame["darshan_agg_perf_by_slowest_posix"] > 0)),
+                             (ZERO, counted == 0), (TOO_SMALL, counted < own.to_numpy())):
+        lacking = keep & np.asarray(unusable)
+        if lacking.any():
+            skipped[reason] += int(lacking.sum())
+        keep &= ~lacking
     for reason, count in skipped.items():
         log.info("%s: %d rows skipped: %s", path, count, reason)
     return _runs(frame[keep]), skipped

@@ -56,3 +56,15 @@ def test_a_bad_byte_counter_or_neither_counter_is_one_line(tmp_path):
         fstwin.read_runs(write(tmp_path / "none.csv.gz", [run()[:-1]], header=header))
     assert "field 'fs_tot_gibs_written': missing column (nor fs_tot_bytes_written" in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_zero_or_too_small_counters_are_unmeasured_and_counted(tmp_path):
+    rows = [run(),
+            run(day=1, fs_read=0.0, fs_written=0.0),            # counters zero: not measured
+            run(day=2, fs_read=0.0, fs_written=99 * GIB),       # less than the run's own 100 GiB
+            run(day=3, fs_read=0.0, fs_written=100 * GIB),      # exactly its own: no background, kept
+            run(day=4, fs_read=0.0, fs_written=150 * GIB)]      # one counter zero, the total enough: kept
+    runs, skipped = fstwin.read_runs(write(tmp_path / "mira.csv.gz", rows))
+    assert list(runs["line"]) == [2, 5, 6]
+    assert list(runs["background"]) == pytest.approx([1.0 * GIB, 0.0, 0.5 * GIB])
+    assert dict(skipped) == {fstwin_read.ZERO: 1, fstwin_read.TOO_SMALL: 1}
