@@ -81,12 +81,18 @@ def fit(runs, *, grid=12):
 
     Parameters: the capacity C1 at the smallest benchmark's client count and
     C2 = ratio x C1 at 8x the largest (the curve in between), the background
-    client rate, and each configuration's per-client limit.
+    client rate, and each configuration's per-client limit. With one client
+    count the curve cannot be identified: the capacity is flat (a warning).
     """
     if runs.empty:
         raise InputError("fit", "no usable run to fit")
     measured = runs["measured"].to_numpy()
     n_min, n_max = int(runs["clients"].min()), int(runs["clients"].max())
+    falling = [1.0, 0.8, 0.6, 0.4, 0.25] if n_min < n_max else [1.0]
+    if n_min == n_max:
+        where = runs["file_system"].iloc[0] if "file_system" in runs else "fit"
+        log.warning("%s: every run uses %d clients: no contention curve can be identified from one client count; "
+                    "the link's capacity is fitted flat", where, n_min)
     factors = np.geomspace(0.5, 4.0, 25)
 
     def search(capacities, ratios, rates):
@@ -105,12 +111,21 @@ def fit(runs, *, grid=12):
     # beyond it (a link that never saturates); background client rates likewise.
     top = float(np.percentile(measured + runs["background"].to_numpy(), 99))
     typical = float(np.percentile(runs["background"], 50)) + 1.0
-    _, _, (c1, ratio, rate) = search(top * np.geomspace(0.5, 64.0, grid), [1.0, 0.8, 0.6, 0.4, 0.25],
+    _, _, (c1, ratio, rate) = search(top * np.geomspace(0.5, 64.0, grid), falling,
                                      typical * np.geomspace(1 / 64, 64, grid))
     step = np.geomspace(1 / 1.6, 1.6, 9)
-    score, twin, _ = search(c1 * step, np.unique(np.clip(ratio * step[2:-2], 0.05, 1.0)), rate * step)
+    ratios = np.unique(np.clip(ratio * step[2:-2], 0.05, 1.0)) if len(falling) > 1 else falling
+    score, twin, _ = search(c1 * step, ratios, rate * step)
     log.info("fit: median abs error %.1f %% on %d runs", 100 * score, len(runs))
     return twin
+
+
+def contention_curve(runs):
+    """What the runs of one file system tell of its contention curve (fit.json)."""
+    counts = sorted(int(n) for n in runs["clients"].unique())
+    if len(counts) == 1:
+        return f"not identifiable: every run uses {counts[0]} clients"
+    return f"fitted on {len(counts)} client counts, {counts[0]} to {counts[-1]}"
 
 
 def per_config_median(train, runs):
@@ -317,7 +332,8 @@ def make_twin(path, out, *, system=None, fit_until=None, days=28):
         "source": str(path), "fit_until": str(cut.date()), "runs_used": len(runs), "runs_fitted": len(train),
         "runs_held_out": len(test), "skipped": dict(skipped), "background_share": share_params,
         "what_limits_it": what_limits(runs, train, test),
-        "twins": {fs: {"curve_GiBps": [[k, c / GIB] for k, c in twin.curve],
+        "twins": {fs: {"contention_curve": contention_curve(train[train["file_system"] == fs]),
+                       "curve_GiBps": [[k, c / GIB] for k, c in twin.curve],
                        "background_client_GiBps": twin.background_client / GIB,
                        "client_limits_MiBps": {k: v / MIB for k, v in sorted(twin.client_limits.items())}}
                   for fs, twin in sorted(twins.items())}}

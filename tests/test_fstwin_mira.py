@@ -5,11 +5,14 @@ with its header's names, the other columns those of Cori's file."""
 
 import csv
 import gzip
+import json
+import logging
 
 import pandas as pd
 import pytest
 
 from batio import fstwin, fstwin_read
+from batio.cli import main
 from batio.errors import InputError
 
 GIB = 2.0 ** 30
@@ -68,3 +71,30 @@ def test_zero_or_too_small_counters_are_unmeasured_and_counted(tmp_path):
     assert list(runs["line"]) == [2, 5, 6]
     assert list(runs["background"]) == pytest.approx([1.0 * GIB, 0.0, 0.5 * GIB])
     assert dict(skipped) == {fstwin_read.ZERO: 1, fstwin_read.TOO_SMALL: 1}
+
+
+def mira_week(tmp_path):
+    """Eight daily runs of two configurations, every one with 16,384 processes."""
+    rows = [run(day=day, app="/bin/ior" if day % 2 else "/x/hacc_io_write", bw=1000 + 10 * day,
+                fs_read=(10 + day) * GIB) for day in range(8)]
+    return write(tmp_path / "mira-summaries.csv.gz", rows)
+
+
+def test_one_process_count_identifies_no_curve_and_says_so(tmp_path, capsys, caplog):
+    out = tmp_path / "out"
+    with caplog.at_level(logging.WARNING):
+        assert main(["twin", str(mira_week(tmp_path)), "--fit-until", "2017-07-18", "--out", str(out)]) == 0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["mira-fs1: every run uses 16384 clients: no contention curve can be identified from one "
+                        "client count; the link's capacity is fitted flat"]
+    fit = json.loads((out / "fit.json").read_text())
+    assert fit["twins"]["mira-fs1"]["contention_curve"] == "not identifiable: every run uses 16384 clients"
+    assert len(fit["twins"]["mira-fs1"]["curve_GiBps"]) == 1  # one point: a flat capacity
+
+
+def test_several_client_counts_fit_a_curve_without_a_warning(caplog):
+    from test_fstwin import synthetic_runs
+    _, runs = synthetic_runs(per_config=20)
+    with caplog.at_level(logging.WARNING):
+        fstwin.fit(runs, grid=4)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
