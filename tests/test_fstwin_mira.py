@@ -7,6 +7,7 @@ import csv
 import gzip
 import json
 import logging
+import re
 
 import pandas as pd
 import pytest
@@ -98,3 +99,25 @@ def test_several_client_counts_fit_a_curve_without_a_warning(caplog):
     with caplog.at_level(logging.WARNING):
         fstwin.fit(runs, grid=4)
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_an_engine_check_that_compares_nothing_says_so(tmp_path, capsys, caplog):
+    out = tmp_path / "out"
+    with caplog.at_level(logging.WARNING):
+        assert main(["twin", str(mira_week(tmp_path)), "--fit-until", "2017-07-18", "--out", str(out),
+                     "--engine-check", "2"]) == 0
+    lines = [r.getMessage() for r in caplog.records if "engine check" in r.getMessage()]
+    assert len(lines) == 1 and re.fullmatch(r"engine check: compared nothing: no run of a fitted configuration has "
+                                            r"at most 2600 clients with its background clients \(the smallest has "
+                                            r"16384 \+ \d+\)", lines[0])
+    assert not (out / "engine_check.csv").exists()
+    assert "engine_check.csv" not in capsys.readouterr().out
+
+
+def test_an_engine_check_without_a_run_of_a_fitted_configuration_says_so(caplog):
+    from batio.fstwin_engine import engine_check
+    twin = fstwin.Twin(((1, 1e9),), 1e8, {"another/config": 1e8})
+    runs = pd.DataFrame({"line": [2], "file_system": ["fs"], "config": ["c"], "clients": [4], "background": [0.0]})
+    with caplog.at_level(logging.WARNING):
+        assert engine_check({"fs": twin}, runs).empty
+    assert caplog.messages == ["engine check: compared nothing: no run is of a fitted configuration"]

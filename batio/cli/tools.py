@@ -39,10 +39,11 @@ def command_twin(args):
         from batio.fstwin_engine import engine_check
         platform = next(Path(args.out).glob("*.xml"))
         check = engine_check(read_platform(platform), read_runs(args.summaries)[0], sample=args.engine_check)
-        check.to_csv(Path(args.out) / "engine_check.csv", index=False, float_format="%.6g")
-        print(check.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        if not check.empty:  # an empty check has said why (a warning line)
+            check.to_csv(Path(args.out) / "engine_check.csv", index=False, float_format="%.6g")
+            print(check.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     print(f"written: {Path(args.out)}: the platform (.xml), fit.json, validation.csv"
-          + (", engine_check.csv" if args.engine_check else ""))
+          + (", engine_check.csv" if args.engine_check and not check.empty else ""))
     return 0
 
 
