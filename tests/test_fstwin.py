@@ -3,6 +3,7 @@ by hand, the fit on synthetic runs, and the engine running the same model."""
 
 import csv
 import gzip
+import json
 from pathlib import Path
 
 import numpy as np
@@ -146,6 +147,39 @@ def test_batio_twin_writes_a_platform_that_validates_alike(tmp_path, capsys):
     # The platform carries the whole fit: validating with it gives the same table.
     again = fstwin.validate_benchmarks(path, platform=out / "mini.xml", fit_until="2017-07-18")
     assert np.allclose(again["median_ape"], table["median_ape"], rtol=1e-3, equal_nan=True)
+
+
+def test_the_rolling_median_stands_beside_the_recalibrated_twin(tmp_path, capsys):
+    rows = [row(start=str(1500000000 + day * 86400), end=str(1500000100 + day * 86400),
+                bw=str(1000 + 10 * day), fs_read=str(10 + day)) for day in range(8)]
+    out = tmp_path / "out"
+    assert main(["twin", str(write_summaries(tmp_path / "s.csv.gz", rows)), "--fit-until", "2017-07-18",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    table = pd.read_csv(out / "validation.csv").set_index(["group", "predictor"])
+    held = table.loc[("held-out: all", "config median, rolling over the last 28 days")]
+    # Days 4-7, each against the median of every earlier day: 1015, 1020, 1025, 1030 MiB/s.
+    measured = np.array([1040, 1050, 1060, 1070])
+    errors = np.abs(np.array([1015, 1020, 1025, 1030]) - measured) / measured * 100
+    assert held["pairs"] == 4 and held["median_ape"] == pytest.approx(np.median(errors), rel=1e-3)
+    recent = table.loc[("held-out: all", "twin, recalibrated on the last 28 days"), "median_ape"]
+    gap = json.loads((out / "fit.json").read_text())["recalibrated_twin_minus_rolling_median"]
+    assert gap["pairs"] == 4 and gap["difference_points"] == pytest.approx(recent - np.median(errors), abs=1e-3)
+    assert gap["ci95_points"][0] <= gap["difference_points"] <= gap["ci95_points"][1]
+    assert (f"held out, recalibrated twin minus rolling config median: {gap['difference_points']:+.2f} points of "
+            f"median abs % error ({recent:.1f} against {np.median(errors):.1f}; 95 % paired bootstrap interval") \
+        in printed
+
+
+def test_the_paired_gap_by_hand():
+    measured = np.array([100.0, 200.0, 400.0, 50.0])
+    gap = fstwin.paired_gap(measured * 1.1, measured * 1.25, measured)
+    assert gap["pairs"] == 4 and gap["median_ape"] == pytest.approx([10.0, 25.0])
+    assert gap["difference_points"] == pytest.approx(-15.0) and gap["ci95_points"] == pytest.approx([-15.0, -15.0])
+    # A run one predictor misses is left out of both; NaN predictions are not pairs.
+    gap = fstwin.paired_gap([110.0, np.nan, 100.0], [100.0, 1.0, 130.0], [100.0, 100.0, 100.0], rounds=200)
+    assert gap["pairs"] == 2 and gap["difference_points"] == pytest.approx(5.0 - 15.0)
+    assert -30.0 <= gap["ci95_points"][0] <= gap["ci95_points"][1] <= 10.0
 
 
 def test_batio_validate_takes_benchmark_runs_and_the_twin_platform(tmp_path, capsys):

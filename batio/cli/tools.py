@@ -34,6 +34,11 @@ def command_twin(args):
     print(f"runs: {fit['runs_used']} used ({fit['runs_fitted']} fitted, before {fit['fit_until']}; "
           f"{fit['runs_held_out']} held out); skipped: "
           + ("; ".join(f"{count} {reason}" for reason, count in fit["skipped"].items()) or "none"))
+    gap = fit["recalibrated_twin_minus_rolling_median"]
+    if gap["pairs"]:
+        print(f"held out, recalibrated twin minus rolling config median: {gap['difference_points']:+.2f} points of "
+              f"median abs % error ({gap['median_ape'][0]:.1f} against {gap['median_ape'][1]:.1f}; 95 % paired "
+              f"bootstrap interval {gap['ci95_points'][0]:+.2f} to {gap['ci95_points'][1]:+.2f}, {gap['pairs']} runs)")
     if args.engine_check:
         from batio.fstwin import read_platform, read_runs
         from batio.fstwin_engine import engine_check
