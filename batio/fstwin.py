@@ -99,7 +99,8 @@ def fit(runs, *, grid=12):
         best = (math.inf, None, None)
         for c1 in capacities:
             for ratio in ratios:
-                curve = ((n_min, c1), (8 * n_max, c1 * ratio)) if ratio < 1 else ((n_min, c1),)
+                # Two points even when flat: the platform's nodes reach the curve's last (8x the largest run).
+                curve = ((n_min, c1), (8 * n_max, c1 * ratio))
                 for rate in rates:
                     twin = Twin(curve, float(rate), _limits(runs, curve, rate, factors))
                     score = float(np.median(np.abs(twin.predict(runs) - measured) / measured))

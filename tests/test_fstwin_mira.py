@@ -90,7 +90,9 @@ def test_one_process_count_identifies_no_curve_and_says_so(tmp_path, capsys, cap
                         "client count; the link's capacity is fitted flat"]
     fit = json.loads((out / "fit.json").read_text())
     assert fit["twins"]["mira-fs1"]["contention_curve"] == "not identifiable: every run uses 16384 clients"
-    assert len(fit["twins"]["mira-fs1"]["curve_GiBps"]) == 1  # one point: a flat capacity
+    (k1, c1), (k2, c2) = fit["twins"]["mira-fs1"]["curve_GiBps"]
+    assert (k1, k2) == (16384, 8 * 16384) and c1 == c2  # a flat capacity, over as many nodes as before
+    assert 'radical="0-131071"' in (out / "mira.xml").read_text()
 
 
 def test_several_client_counts_fit_a_curve_without_a_warning(caplog):
