@@ -4,9 +4,7 @@ background traffic measured while it ran (issue 43, item 3).
 Design notes: docs/internals.md.
 """
 
-from collections import Counter
 from dataclasses import dataclass, field
-import gzip
 import json
 import logging
 import math
@@ -19,121 +17,9 @@ import pandas as pd
 
 from batio.accuracy import STATS, error_stats, spearman
 from batio.errors import InputError
+from batio.fstwin_read import GIB, MIB, read_runs
 
 log = logging.getLogger(__name__)
-
-GIB = 2.0 ** 30
-MIB = 2.0 ** 20
-# The columns the twin reads (upstream names; UPSTREAM_summaries_README.md).
-COLUMNS = ("_file_system", "darshan_app", "darshan_nprocs", "darshan_start_time", "darshan_end_time",
-           "darshan_agg_perf_by_slowest_posix", "darshan_tot_bytes_read_posix",
-           "darshan_tot_bytes_written_posix", "darshan_biggest_read_api_files", "darshan_biggest_write_api_files",
-           "fs_tot_gibs_read", "fs_tot_gibs_written")
-NUMERIC = COLUMNS[2:]
-FULLNESS = "fshealth_ost_avg_full_pct"  # optional: OST fullness, only to measure what it explains
-# Why a row is not used, checked in this order; each skipped row is counted under one.
-SKIPS = (("_file_system", "no file system (not a run on the file systems the traffic was measured on)"),
-         ("darshan_agg_perf_by_slowest_posix", "no measured bandwidth"),
-         ("fs_tot_gibs_read", "no file-system traffic measured during the run"),
-         ("fs_tot_gibs_written", "no file-system traffic measured during the run"),
-         ("darshan_start_time", "no start or end time"),
-         ("darshan_end_time", "no start or end time"),
-         ("darshan_nprocs", "no process count"))
-
-
-def _open(path):
-    try:
-        with open(path, "rb") as probe:
-            gzipped = probe.read(2) == b"\x1f\x8b"
-    except FileNotFoundError:
-        raise InputError(path, "no such summaries file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a folder, expected a summaries CSV (.csv or .csv.gz)") from None
-    return gzip.open(path, "rt", newline="") if gzipped else open(path, newline="")
-
-
-def read_runs(path):
-    """(runs, skipped): one row per usable run, and Counter(reason -> rows left out).
-
-    Malformed input (a missing column, a row with the wrong number of fields, a
-    value that is not a number) stops with one line naming the file, the line
-    and the column; rows that are well formed but unusable are counted.
-    """
-    try:
-        with _open(path) as stream:
-            raw = pd.read_csv(stream, dtype=str, keep_default_na=False)
-    except pd.errors.ParserError as error:
-        raise InputError(path, f"malformed CSV: {str(error).strip().splitlines()[-1]}") from None
-    except (UnicodeDecodeError, EOFError, OSError) as error:
-        raise InputError(path, f"unreadable ({error})") from None
-    except pd.errors.EmptyDataError:
-        raise InputError(path, "is empty (expected a header and one row per benchmark run)") from None
-    missing = [c for c in COLUMNS if c not in raw.columns]
-    if missing:
-        raise InputError(path, f"missing column (has {len(raw.columns)} others); see UPSTREAM_summaries_README.md",
-                         field=missing[0])
-    frame = pd.DataFrame({"line": np.arange(len(raw)) + 2})  # line 1 is the header
-    for column in [*NUMERIC, *([FULLNESS] if FULLNESS in raw.columns else [])]:
-        text = raw[column].str.strip()
-        values = pd.to_numeric(text, errors="coerce")
-        bad = values.isna() & (text != "") & (text.str.lower() != "nan")
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(path, f"line {row + 2}: not a number: {raw[column].iloc[row]!r}", field=column)
-        frame[column] = values.to_numpy()
-    nprocs = frame["darshan_nprocs"]
-    fractional = nprocs.notna() & ((nprocs < 1) | (nprocs != nprocs.round()))
-    if fractional.any():
-        row = int(np.flatnonzero(fractional.to_numpy())[0])
-        raise InputError(path, f"line {row + 2}: the process count must be a whole number >= 1, got "
-                               f"{raw['darshan_nprocs'].iloc[row]!r}", field="darshan_nprocs")
-    names = raw["_file_system"].str.strip()
-    bad = (names != "") & ~names.str.fullmatch(r"[A-Za-z0-9_.-]+")
-    if bad.any():  # the name becomes a host and a link id in the platform
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(path, f"line {row + 2}: a file system name may hold letters, digits and '_.-' only, "
-                               f"got {names.iloc[row]!r}", field="_file_system")
-    frame["_file_system"] = names.replace("", None).to_numpy()
-    frame["app"] = raw["darshan_app"].str.strip().str.rsplit("/", n=1).str[-1].to_numpy()
-    skipped = Counter()
-    keep = np.ones(len(frame), dtype=bool)
-    for column, reason in SKIPS:
-        lacking = keep & frame[column].isna().to_numpy()
-        if lacking.any():
-            skipped[reason] += int(lacking.sum())
-        keep &= ~lacking
-    bandwidth = frame["darshan_agg_perf_by_slowest_posix"].to_numpy()
-    nonpositive = keep & ~(bandwidth > 0)
-    if nonpositive.any():
-        skipped["measured bandwidth not positive"] += int(nonpositive.sum())
-    keep &= ~nonpositive
-    for reason, count in skipped.items():
-        log.info("%s: %d rows skipped: %s", path, count, reason)
-    return _runs(frame[keep]), skipped
-
-
-def _runs(frame):
-    """The model's view of each run: clients, background and measured bandwidth in bytes/s."""
-    read = frame["darshan_tot_bytes_read_posix"].fillna(0.0)
-    written = frame["darshan_tot_bytes_written_posix"].fillna(0.0)
-    direction = np.where(written > read, "write", "read")
-    clients = frame["darshan_nprocs"].astype(int)
-    # Darshan's times are whole seconds; a run is at least one second long.
-    duration = (frame["darshan_end_time"] - frame["darshan_start_time"]).clip(lower=1.0)
-    total = (frame["fs_tot_gibs_read"] + frame["fs_tot_gibs_written"]) * GIB
-    background = (total - read - written).clip(lower=0.0) / duration
-    # IOR runs both shared-file and file-per-process: the files of the run's direction tell them apart.
-    files = np.where(direction == "write", frame["darshan_biggest_write_api_files"],
-                     frame["darshan_biggest_read_api_files"])
-    layout = np.where(files > 1, "fpp", "shared")
-    config = (frame["app"] + "/" + layout + "/" + direction + "/" + clients.astype(str) + "/"
-              + frame["_file_system"])
-    return pd.DataFrame({
-        "line": frame["line"], "start": pd.to_datetime(frame["darshan_start_time"], unit="s"),
-        "file_system": frame["_file_system"], "app": frame["app"] + "/" + layout, "direction": direction,
-        "config": config, "clients": clients, "background": background,
-        "measured": frame["darshan_agg_perf_by_slowest_posix"] * MIB,
-        "fullness": frame[FULLNESS] if FULLNESS in frame else np.nan}).reset_index(drop=True)
 
 
 @dataclass
@@ -195,19 +81,26 @@ def fit(runs, *, grid=12):
 
     Parameters: the capacity C1 at the smallest benchmark's client count and
     C2 = ratio x C1 at 8x the largest (the curve in between), the background
-    client rate, and each configuration's per-client limit.
+    client rate, and each configuration's per-client limit. With one client
+    count the curve cannot be identified: the capacity is flat (a warning).
     """
     if runs.empty:
         raise InputError("fit", "no usable run to fit")
     measured = runs["measured"].to_numpy()
     n_min, n_max = int(runs["clients"].min()), int(runs["clients"].max())
+    falling = [1.0, 0.8, 0.6, 0.4, 0.25] if n_min < n_max else [1.0]
+    if n_min == n_max:
+        where = runs["file_system"].iloc[0] if "file_system" in runs else "fit"
+        log.warning("%s: every run uses %d clients: no contention curve can be identified from one client count; "
+                    "the link's capacity is fitted flat", where, n_min)
     factors = np.geomspace(0.5, 4.0, 25)
 
     def search(capacities, ratios, rates):
         best = (math.inf, None, None)
         for c1 in capacities:
             for ratio in ratios:
-                curve = ((n_min, c1), (8 * n_max, c1 * ratio)) if ratio < 1 else ((n_min, c1),)
+                # Two points even when flat: the platform's nodes reach the curve's last (8x the largest run).
+                curve = ((n_min, c1), (8 * n_max, c1 * ratio))
                 for rate in rates:
                     twin = Twin(curve, float(rate), _limits(runs, curve, rate, factors))
                     score = float(np.median(np.abs(twin.predict(runs) - measured) / measured))
@@ -219,12 +112,21 @@ def fit(runs, *, grid=12):
     # beyond it (a link that never saturates); background client rates likewise.
     top = float(np.percentile(measured + runs["background"].to_numpy(), 99))
     typical = float(np.percentile(runs["background"], 50)) + 1.0
-    _, _, (c1, ratio, rate) = search(top * np.geomspace(0.5, 64.0, grid), [1.0, 0.8, 0.6, 0.4, 0.25],
+    _, _, (c1, ratio, rate) = search(top * np.geomspace(0.5, 64.0, grid), falling,
                                      typical * np.geomspace(1 / 64, 64, grid))
     step = np.geomspace(1 / 1.6, 1.6, 9)
-    score, twin, _ = search(c1 * step, np.unique(np.clip(ratio * step[2:-2], 0.05, 1.0)), rate * step)
+    ratios = np.unique(np.clip(ratio * step[2:-2], 0.05, 1.0)) if len(falling) > 1 else falling
+    score, twin, _ = search(c1 * step, ratios, rate * step)
     log.info("fit: median abs error %.1f %% on %d runs", 100 * score, len(runs))
     return twin
+
+
+def contention_curve(runs):
+    """What the runs of one file system tell of its contention curve (fit.json)."""
+    counts = sorted(int(n) for n in runs["clients"].unique())
+    if len(counts) == 1:
+        return f"not identifiable: every run uses {counts[0]} clients"
+    return f"fitted on {len(counts)} client counts, {counts[0]} to {counts[-1]}"
 
 
 def per_config_median(train, runs):
@@ -299,8 +201,38 @@ def predictions(runs, train, test, twins, days=28):
             values[mine] = twin.predict(frame[mine])
         return values
 
-    return {"twin": model(test), f"twin, recalibrated on the last {days} days": recalibrated(runs, test, model, days),
+    recent, rolling = recent_names(days)
+    return {"twin": model(test), recent: recalibrated(runs, test, model, days),
+            rolling: recalibrated(runs, test, lambda frame: per_config_median(train, frame), days),
             "config median": per_config_median(train, test), "background share": share_predict(test)}
+
+
+def recent_names(days):
+    """The predictors that follow the recent level: the recalibrated twin, and the rolling
+    median of each configuration (its first-part median where no run is that recent)."""
+    return f"twin, recalibrated on the last {days} days", f"config median, rolling over the last {days} days"
+
+
+def paired_gap(a, b, measured, rounds=4000, seed=0):
+    """Median abs % error of ``a`` minus that of ``b`` on the runs both predict, with
+    its 95 % paired bootstrap interval (runs drawn with replacement, each with its
+    two errors; ``rounds`` draws, numpy's generator seeded with ``seed``)."""
+    a, b, measured = (np.asarray(v, dtype=float) for v in (a, b, measured))
+    keep = np.isfinite(a) & np.isfinite(b) & (measured > 0)
+    first, second = (np.abs(v[keep] - measured[keep]) / measured[keep] * 100 for v in (a, b))
+    n = len(first)
+    if not n:
+        return {"pairs": 0}
+    rng = np.random.default_rng(seed)
+    draws = []
+    for done in range(0, rounds, 500):  # 500 draws at a time: memory stays small
+        picks = rng.integers(0, n, (min(500, rounds - done), n))
+        draws.append(np.median(first[picks], axis=1) - np.median(second[picks], axis=1))
+    low, high = np.percentile(np.concatenate(draws), [2.5, 97.5])
+    return {"pairs": n, "median_ape": [float(np.median(first)), float(np.median(second))],
+            "difference_points": float(np.median(first) - np.median(second)),
+            "ci95_points": [float(low), float(high)],
+            "method": f"paired bootstrap of the difference of medians, {rounds} draws, seed {seed}"}
 
 
 def table(test, predicted, label, groups=("all", "file_system", "app", "direction")):
@@ -405,20 +337,29 @@ def validate_benchmarks(path, *, platform=None, out=None, fit_until=None, days=2
     on those runs. Rows 'held-out: ...' are the runs from ``fit_until`` on, rows
     'fitted half: all' the runs before it. ``out``: a folder for validation.csv.
     """
+    return _validation(path, platform, out, fit_until, days)[0]
+
+
+def _validation(path, platform, out, fit_until, days):
+    """(validate_benchmarks' table, the recalibrated twin's held-out ``paired_gap`` to
+    the rolling configuration median)."""
     runs, _ = read_runs(path)
     train, test, _ = split(runs, fit_until)
     twins = read_platform(platform) if platform is not None else fit_all(train)
-    frame = pd.concat([table(test, predictions(runs, train, test, twins, days), "held-out"),
+    held_out = predictions(runs, train, test, twins, days)
+    frame = pd.concat([table(test, held_out, "held-out"),
                        table(train, predictions(runs, train, train, twins, days), "fitted half", groups=("all",))],
                       ignore_index=True)
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         frame.to_csv(Path(out) / "validation.csv", index=False, float_format="%.4g")
-    return frame
+    recent, rolling = recent_names(days)
+    return frame, paired_gap(held_out[recent], held_out[rolling], test["measured"])
 
 
 def make_twin(path, out, *, system=None, fit_until=None, days=28):
-    """Fit, validate and write DIR/SYSTEM.xml, DIR/fit.json and DIR/validation.csv; return the table."""
+    """Fit, validate and write DIR/SYSTEM.xml, DIR/fit.json and DIR/validation.csv; return the table.
+    fit.json holds the held-out ``paired_gap`` of the recalibrated twin to the rolling median."""
     runs, skipped = read_runs(path)
     train, test, cut = split(runs, fit_until)
     system = system or Path(path).name.split("-")[0].split(".")[0]
@@ -431,12 +372,15 @@ def make_twin(path, out, *, system=None, fit_until=None, days=28):
         "source": str(path), "fit_until": str(cut.date()), "runs_used": len(runs), "runs_fitted": len(train),
         "runs_held_out": len(test), "skipped": dict(skipped), "background_share": share_params,
         "what_limits_it": what_limits(runs, train, test),
-        "twins": {fs: {"curve_GiBps": [[k, c / GIB] for k, c in twin.curve],
+        "twins": {fs: {"contention_curve": contention_curve(train[train["file_system"] == fs]),
+                       "curve_GiBps": [[k, c / GIB] for k, c in twin.curve],
                        "background_client_GiBps": twin.background_client / GIB,
                        "client_limits_MiBps": {k: v / MIB for k, v in sorted(twin.client_limits.items())}}
                   for fs, twin in sorted(twins.items())}}
+    frame, gap = _validation(path, out / f"{system}.xml", out, str(cut.date()), days)
+    fit_record["recalibrated_twin_minus_rolling_median"] = gap
     (out / "fit.json").write_text(json.dumps(fit_record, indent=1) + "\n")
-    return validate_benchmarks(path, platform=out / f"{system}.xml", out=out, fit_until=str(cut.date()), days=days)
+    return frame
 
 
 def what_limits(runs, train, test):

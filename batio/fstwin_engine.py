@@ -11,6 +11,7 @@ bandwidth is its bytes over its time.
 """
 
 import json
+import logging
 from pathlib import Path
 import tempfile
 
@@ -18,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from batio.errors import EngineError
+
+log = logging.getLogger(__name__)
 
 BENCH_SECONDS = 10.0  # the benchmark's transfer lasts about this long at the predicted rate
 
@@ -97,12 +100,19 @@ def engine_check(twins, runs, sample=8, seed=0, max_hosts=2600):
     cost grows faster than the clients."""
     rng = np.random.default_rng(seed)
     rows = []
-    candidates = []
+    candidates, sizes = [], []
     for fs, twin in twins.items():
         mine = runs[(runs["file_system"] == fs) & runs["config"].isin(list(twin.client_limits))]
         m = twin.background_clients(mine["background"])
         candidates.append(mine[(mine["clients"] + m) <= max_hosts].assign(twin_fs=fs))
+        sizes += zip(mine["clients"] + m, mine["clients"], m)
     pool = pd.concat(candidates, ignore_index=True)
+    if pool.empty:
+        _, n, m = min(sizes, default=(0, 0, 0))
+        log.warning("engine check: compared nothing: %s", "no run is of a fitted configuration" if not sizes else
+                    f"no run of a fitted configuration has at most {max_hosts} clients with its background clients "
+                    f"(the smallest has {int(n)} + {int(m)})")
+        return pd.DataFrame(rows)
     # One run per configuration (shuffled), then ``sample`` of those.
     picked = pool.sample(frac=1, random_state=rng).drop_duplicates("config")
     picked = picked.head(sample)

@@ -3,19 +3,20 @@ by hand, the fit on synthetic runs, and the engine running the same model."""
 
 import csv
 import gzip
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from batio import fstwin
+from batio import fstwin, fstwin_read
 from batio.cli import main
 from batio.errors import InputError
 
 GIB = 2.0 ** 30
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tokio_abc"
-HEADER = [*fstwin.COLUMNS, "extra"]
+HEADER = [*fstwin_read.COLUMNS, "extra"]
 
 
 def row(fs="cscratch", app="/bin/ior", nprocs="512", start="1500000000", end="1500000100", bw="1024",
@@ -44,7 +45,7 @@ def test_reading_a_tiny_summaries_file(tmp_path):
     ])
     runs, skipped = fstwin.read_runs(path)
     assert list(runs["line"]) == [2, 3]
-    assert dict(skipped) == {fstwin.SKIPS[0][1]: 1, fstwin.SKIPS[1][1]: 1, fstwin.SKIPS[2][1]: 2,
+    assert dict(skipped) == {fstwin_read.SKIPS[0][1]: 1, fstwin_read.SKIPS[1][1]: 1, fstwin_read.SKIPS[2][1]: 2,
                              "no start or end time": 1, "measured bandwidth not positive": 1}
     assert list(runs["config"]) == ["ior/shared/write/512/cscratch", "hacc_io_read/fpp/read/512/cscratch"]
     # Background: (10 + 190 GiB) minus the run's own 100 GiB, over its 100 s.
@@ -148,6 +149,39 @@ def test_batio_twin_writes_a_platform_that_validates_alike(tmp_path, capsys):
     assert np.allclose(again["median_ape"], table["median_ape"], rtol=1e-3, equal_nan=True)
 
 
+def test_the_rolling_median_stands_beside_the_recalibrated_twin(tmp_path, capsys):
+    rows = [row(start=str(1500000000 + day * 86400), end=str(1500000100 + day * 86400),
+                bw=str(1000 + 10 * day), fs_read=str(10 + day)) for day in range(8)]
+    out = tmp_path / "out"
+    assert main(["twin", str(write_summaries(tmp_path / "s.csv.gz", rows)), "--fit-until", "2017-07-18",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    table = pd.read_csv(out / "validation.csv").set_index(["group", "predictor"])
+    held = table.loc[("held-out: all", "config median, rolling over the last 28 days")]
+    # Days 4-7, each against the median of every earlier day: 1015, 1020, 1025, 1030 MiB/s.
+    measured = np.array([1040, 1050, 1060, 1070])
+    errors = np.abs(np.array([1015, 1020, 1025, 1030]) - measured) / measured * 100
+    assert held["pairs"] == 4 and held["median_ape"] == pytest.approx(np.median(errors), rel=1e-3)
+    recent = table.loc[("held-out: all", "twin, recalibrated on the last 28 days"), "median_ape"]
+    gap = json.loads((out / "fit.json").read_text())["recalibrated_twin_minus_rolling_median"]
+    assert gap["pairs"] == 4 and gap["difference_points"] == pytest.approx(recent - np.median(errors), abs=1e-3)
+    assert gap["ci95_points"][0] <= gap["difference_points"] <= gap["ci95_points"][1]
+    assert (f"held out, recalibrated twin minus rolling config median: {gap['difference_points']:+.2f} points of "
+            f"median abs % error ({recent:.1f} against {np.median(errors):.1f}; 95 % paired bootstrap interval") \
+        in printed
+
+
+def test_the_paired_gap_by_hand():
+    measured = np.array([100.0, 200.0, 400.0, 50.0])
+    gap = fstwin.paired_gap(measured * 1.1, measured * 1.25, measured)
+    assert gap["pairs"] == 4 and gap["median_ape"] == pytest.approx([10.0, 25.0])
+    assert gap["difference_points"] == pytest.approx(-15.0) and gap["ci95_points"] == pytest.approx([-15.0, -15.0])
+    # A run one predictor misses is left out of both; NaN predictions are not pairs.
+    gap = fstwin.paired_gap([110.0, np.nan, 100.0], [100.0, 1.0, 130.0], [100.0, 100.0, 100.0], rounds=200)
+    assert gap["pairs"] == 2 and gap["difference_points"] == pytest.approx(5.0 - 15.0)
+    assert -30.0 <= gap["ci95_points"][0] <= gap["ci95_points"][1] <= 10.0
+
+
 def test_batio_validate_takes_benchmark_runs_and_the_twin_platform(tmp_path, capsys):
     rows = [row(start=str(1500000000 + day * 86400), end=str(1500000100 + day * 86400),
                 bw=str(1000 + 10 * day), fs_read=str(10 + day)) for day in range(8)]
@@ -199,5 +233,7 @@ def test_the_engine_gives_the_analytic_bandwidth(tmp_path):
 @pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/data/tokio_abc")
 def test_the_shared_cori_file_reads_with_its_skips():
     runs, skipped = fstwin.read_runs(SHARED / "cori-summaries_2017-02-14-2018-02-15.csv.gz")
-    assert len(runs) == 5053
-    assert skipped[fstwin.SKIPS[0][1]] == 6025 and skipped[fstwin.SKIPS[2][1]] == 154
+    assert len(runs) == 4761
+    assert skipped[fstwin_read.SKIPS[0][1]] == 6025 and skipped[fstwin_read.SKIPS[2][1]] == 154
+    # Counters that measured nothing, or less than the run's own bytes (issue 56).
+    assert skipped[fstwin_read.ZERO] == 186 and skipped[fstwin_read.TOO_SMALL] == 106

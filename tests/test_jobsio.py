@@ -6,6 +6,7 @@ every mapped number is computed by hand below.
 """
 
 import json
+import logging
 from pathlib import Path
 import shutil
 
@@ -79,6 +80,19 @@ def test_runs_file_sets_the_ranks_doing_io_at_once(tmp_path):
     assert workload["trace"]["darshan_runs"] == {"file": str(runs), "jobs_with_runs": 1, "other_weeks": 1,
                                                  "jobs_not_imported": 0}
     assert workload["trace"]["oddities"]["runs_count_differs"] == 1  # runsCount says 1, the file 2
+
+
+@pytest.mark.parametrize("rows, said", [
+    ("", "(a header only)"),
+    ("w2,5,0,64,0,9,10,0,0\n", "of week w1 (1 of other weeks)"),
+])
+def test_a_runs_file_without_a_run_of_the_week_is_a_warning(tmp_path, caplog, rows, said):
+    runs = tmp_path / "runs.csv"
+    runs.write_text("week,job_id,run_id,nprocs,dStartTime,dEndTime,runtime,readBytes,writtenBytes\n" + rows)
+    with caplog.at_level(logging.WARNING, logger="batio.importers.jobsio"):
+        workload = import_trace("jobsio", TINY, week="w1", runs=runs)
+    assert caplog.messages == [f"{runs}: no Darshan run {said}: every job's launches are taken as running at once"]
+    assert workload["trace"]["darshan_runs"]["jobs_with_runs"] == 0
 
 
 def test_replay_starts_jobs_at_their_recorded_times(tmp_path):

@@ -34,15 +34,21 @@ def command_twin(args):
     print(f"runs: {fit['runs_used']} used ({fit['runs_fitted']} fitted, before {fit['fit_until']}; "
           f"{fit['runs_held_out']} held out); skipped: "
           + ("; ".join(f"{count} {reason}" for reason, count in fit["skipped"].items()) or "none"))
+    gap = fit["recalibrated_twin_minus_rolling_median"]
+    if gap["pairs"]:
+        print(f"held out, recalibrated twin minus rolling config median: {gap['difference_points']:+.2f} points of "
+              f"median abs % error ({gap['median_ape'][0]:.1f} against {gap['median_ape'][1]:.1f}; 95 % paired "
+              f"bootstrap interval {gap['ci95_points'][0]:+.2f} to {gap['ci95_points'][1]:+.2f}, {gap['pairs']} runs)")
     if args.engine_check:
         from batio.fstwin import read_platform, read_runs
         from batio.fstwin_engine import engine_check
         platform = next(Path(args.out).glob("*.xml"))
         check = engine_check(read_platform(platform), read_runs(args.summaries)[0], sample=args.engine_check)
-        check.to_csv(Path(args.out) / "engine_check.csv", index=False, float_format="%.6g")
-        print(check.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        if not check.empty:  # an empty check has said why (a warning line)
+            check.to_csv(Path(args.out) / "engine_check.csv", index=False, float_format="%.6g")
+            print(check.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     print(f"written: {Path(args.out)}: the platform (.xml), fit.json, validation.csv"
-          + (", engine_check.csv" if args.engine_check else ""))
+          + (", engine_check.csv" if args.engine_check and not check.empty else ""))
     return 0
 
 

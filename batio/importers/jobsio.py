@@ -10,6 +10,7 @@ profile phases; ``read`` and ``job_io`` follow it.
 
 import csv
 from datetime import UTC, datetime
+import logging
 import math
 
 from batio.errors import InputError
@@ -81,8 +82,13 @@ def _rows(path, required):
 def read_runs(path, week):
     """{job id: (launches, concurrency)} from ``darshan_runs.csv``: concurrency is the
     launches' summed durations over the length of their union (1: one after the
-    other; k: k at once), plus the count of rows of other weeks."""
+    other; k: k at once), plus the count of rows of other weeks. A file with no
+    run of the week is taken, with a warning line."""
     header, rows = _rows(path, RUN_COLUMNS)
+    if not any(week is None or row["week"] == week for _, row in rows):
+        logging.getLogger(__name__).warning(
+            "%s: no Darshan run%s: every job's launches are taken as running at once", path,
+            f" of week {week} ({len(rows)} of other weeks)" if rows else " (a header only)")
     intervals, other_weeks = {}, 0
     for line, row in rows:
         where = f"{path}, line {line}"
