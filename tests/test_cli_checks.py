@@ -45,3 +45,63 @@ def test_compare_and_sweep_refuse_an_option_their_engine_cannot_honour(tmp_path,
     assert main(["sweep", str(config), "--out", str(tmp_path / "sweep"), "--workers", "0", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "field 'run_options.max_idle': max_idle is an option of the embedded engine only" in err
+
+
+ROOT = Path(__file__).resolve().parents[1]
+SWF = ROOT / ".." / "shared" / "data" / "swf" / "KTH-SP2-1996-2.1-cln.swf"
+
+
+def own_trace_commands():
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Your own trace", 1)[1].split("\n## ", 1)[0]
+    return section, [line.strip() for line in section.splitlines() if line.startswith("    .venv/bin/batio ")]
+
+
+def test_the_readme_says_where_its_own_trace_comes_from():
+    section, commands = own_trace_commands()
+    trace = commands[0].split()[3]
+    assert commands[0].startswith(".venv/bin/batio import swf ") and trace == "KTH-SP2-1996-2.1-cln.swf"
+    assert f"`{trace}.gz` from the Parallel Workloads Archive" in section and "https://" in section
+    assert "kth_sp2_first300" in section and (ROOT / "workloads" / "kth_sp2_first300.json").is_file()
+
+
+@pytest.mark.skipif(not SWF.is_file(), reason="needs ../shared/data/swf/KTH-SP2-1996-2.1-cln.swf")
+def test_the_readme_own_trace_commands_run_as_written(tmp_path, monkeypatch, capsys):
+    (tmp_path / SWF.name).symlink_to(SWF.resolve())
+    monkeypatch.chdir(tmp_path)
+    for command in own_trace_commands()[1]:
+        args = command.split("#")[0].split()[1:]
+        assert main(args + (["--quiet"] if args[0] == "run" else [])) == 0, (command, capsys.readouterr().err)
+    assert (tmp_path / "out" / "kth" / "out_jobs.csv").is_file()
+
+
+def test_a_misspelt_scheduler_platform_or_workload_gets_a_suggestion(tmp_path, capsys):
+    common = ["run", "--out", str(tmp_path / "o"), "--quiet"]
+    for wrong, right, flags in (("eazy", "easy", ["--platform", "cluster16_pfs", "--workload", "demo",
+                                                  "--scheduler", "eazy"]),
+                                ("cluster16_pfz", "cluster16_pfs", ["--platform", "cluster16_pfz", "--workload",
+                                                                    "demo", "--scheduler", "easy"]),
+                                ("dmeo", "demo", ["--platform", "cluster16_pfs", "--workload", "dmeo",
+                                                  "--scheduler", "easy"])):
+        assert main(common + flags) == 2
+        err = capsys.readouterr().err
+        assert f"{wrong}: unknown " in err and f"(did you mean {right!r}?)" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["trace.swf", "trace"])
+def test_an_swf_trace_given_as_a_workload_gets_the_import_command(tmp_path, monkeypatch, capsys, name):
+    monkeypatch.chdir(tmp_path)
+    Path(name).write_text("; Version: 2.2\n; Computer: IBM SP2\n"
+                          "1 0 100 3600 8 -1 -1 8 7200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    assert main(["run", "--platform", "cluster16_pfs", "--workload", name, "--scheduler", "easy",
+                 "--out", "o", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "malformed JSON" not in err and "neither a file" not in err
+    assert f"looks like an SWF trace: make a workload of it with `batio import swf {name} --out W.json`" in err
+
+
+def test_an_existing_workload_file_given_by_bare_name_is_read(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("jobs").write_text(small_workload(tmp_path).read_text())
+    assert main(["run", "--platform", "cluster16_pfs", "--workload", "jobs", "--scheduler", "easy",
+                 "--out", "o", "--quiet"]) == 0, capsys.readouterr().err
