@@ -105,3 +105,19 @@ def test_an_existing_workload_file_given_by_bare_name_is_read(tmp_path, monkeypa
     Path("jobs").write_text(small_workload(tmp_path).read_text())
     assert main(["run", "--platform", "cluster16_pfs", "--workload", "jobs", "--scheduler", "easy",
                  "--out", "o", "--quiet"]) == 0, capsys.readouterr().err
+
+
+def test_list_and_describe_credit_every_policy_alike(capsys):
+    """Classic baselines are nobody's paper; each paper is 'paper NNN (its authors...)'; never 'seed'."""
+    assert main(["list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")}
+    for name in ("fcfs", "easy", "conservative"):
+        assert "classic baseline" in lines[name] and "paper 000" not in lines[name] and "II-A" not in lines[name]
+    assert "paper 000 (Goponenko, Allan, Brandt, Dechev): " in lines["adaptive"]
+    assert "paper 004 (Gonthier, Marchal, Thibault, Larsson, Nettelblad): " in lines["lea"]
+    assert "paper 002 (Tseng, Kawai, Takahashi, Takizawa): " in lines["catios"]
+    assert not [line for line in lines.values() if "seed " in line]
+    assert main(["describe", "easy"]) == 0
+    assert capsys.readouterr().out.startswith("easy: classic baseline: EASY backfilling")
+    assert main(["describe", "eazy"]) == 2
+    assert "(did you mean 'easy'?)" in capsys.readouterr().err
