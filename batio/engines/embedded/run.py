@@ -18,7 +18,14 @@ import traceback
 
 from batio import __version__
 from batio.engines.embedded.iotimeline import progress_readable
-from batio.engines.processes import SignalListener, adopt_orphans, die_with_parent, end_descendants, signal_group
+from batio.engines.processes import (
+    END_GRACE_S,
+    SignalListener,
+    adopt_orphans,
+    die_with_parent,
+    end_descendants,
+    signal_group,
+)
 from batio.errors import (
     BatioError,
     EngineError,
@@ -203,8 +210,8 @@ class _EmbeddedRun:
                 sim.error = EngineError(_deadlock_message(sim))
         finally:
             self.transport.close()
-            if self.scheduler_process:
-                self.scheduler_process.stop()
+            if self.scheduler_process:  # told the simulation ended, it exits by itself: let it
+                self.scheduler_process.stop(END_GRACE_S if sim.error is None and sim.end_acknowledged else 0.0)
         error = sim.error
         if self.scheduler_process and isinstance(error, SchedulerError):
             error = self.scheduler_process.explain(error)
