@@ -121,3 +121,55 @@ def test_list_and_describe_credit_every_policy_alike(capsys):
     assert capsys.readouterr().out.startswith("easy: classic baseline: EASY backfilling")
     assert main(["describe", "eazy"]) == 2
     assert "(did you mean 'easy'?)" in capsys.readouterr().err
+
+
+def compare(workload, out, schedulers, *extra):
+    return main(["compare", "--platform", "cluster16_pfs", "--workload", str(workload), "--schedulers", schedulers,
+                 "--no-io-slowdown", "--out", str(out), "--quiet", *extra])
+
+
+def test_compare_into_a_folder_of_another_comparison_is_refused_unless_forced(tmp_path, capsys, caplog):
+    workload = small_workload(tmp_path)
+    out = tmp_path / "cmp"
+    assert compare(workload, out, "easy,fcfs") == 0
+    assert "2 run now, 0 already finished" in capsys.readouterr().out
+    assert compare(workload, out, "easy,fcfs") == 0  # the same comparison resumes
+    assert "0 run now, 2 already finished" in capsys.readouterr().out
+    results = (out / "results.csv").read_text()
+
+    assert compare(workload, out, "easy,conservative") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{out} holds another comparison (policies: easy, fcfs there, " in err
+    assert "easy, conservative now" in err and "--force" in err
+    assert compare(small_workload(tmp_path, nb_jobs=5), out, "easy,fcfs") == 2
+    assert "workloads: w4-1 (sha256" in capsys.readouterr().err
+    assert (out / "results.csv").read_text() == results  # untouched
+
+    assert compare(workload, out, "easy,conservative", "--force") == 0
+    said = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(said) == 1 and said[0].startswith(f"--force: the earlier comparison in {out} (policies: ")
+    assert sorted(run.name.split("-")[0] for run in (out / "runs").iterdir()) == ["conservative", "easy"]
+
+
+def test_a_sweep_folder_resumes_its_own_grid_and_refuses_another(tmp_path, capsys):
+    workload = small_workload(tmp_path)
+    config = tmp_path / "s.yaml"
+    out = tmp_path / "sweep"
+    sweep = ["sweep", str(config), "--out", str(out), "--workers", "0", "--quiet"]
+    config.write_text(f"platforms: [cluster16_pfs]\nworkloads: [{workload}]\nschedulers: [easy]\nio_slowdown: false\n")
+    assert main(sweep) == 0 and main(sweep) == 0
+    assert "0 run now, 1 already finished" in capsys.readouterr().out
+    config.write_text(f"platforms: [cluster16_pfs]\nworkloads: [{workload}]\nschedulers: [fcfs]\nio_slowdown: false\n")
+    assert main(sweep) == 2
+    assert "holds another sweep (policies: easy there, fcfs now): batio sweep --force" in capsys.readouterr().err
+    assert main(sweep + ["--force"]) == 0
+
+
+def test_the_demo_command_runs_twice(tmp_path, capsys, caplog):
+    """scripts/demo.sh's own batio command, into a folder of the test's."""
+    line = [line for line in (ROOT / "scripts" / "demo.sh").read_text().splitlines() if "bin/batio run" in line][0]
+    args = line.split("bin/batio ", 1)[1].replace('"$@"', "").replace("out/demo", str(tmp_path / "demo")).split()
+    for _ in range(2):
+        assert main(args + ["--quiet"]) == 0, capsys.readouterr().err
+    said = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(said) == 1 and said[0].startswith("--force: the earlier run's outputs in")
