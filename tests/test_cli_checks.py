@@ -173,3 +173,32 @@ def test_the_demo_command_runs_twice(tmp_path, capsys, caplog):
         assert main(args + ["--quiet"]) == 0, capsys.readouterr().err
     said = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
     assert len(said) == 1 and said[0].startswith("--force: the earlier run's outputs in")
+
+
+def test_ctrl_c_while_an_engine_process_starts_is_one_line(tmp_path):
+    """Ctrl-C to batio's group while a run's engine process is still importing: one line saying
+    how to resume, no KeyboardInterrupt traceback from that process."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # The console script, as a user runs it: the engine process re-runs it, importing batio.cli.
+    command = [str(Path(sys.executable).parent / "batio"), "compare", "--platform", "cluster16_pfs",
+               "--workload", "demo", "--schedulers", "fcfs,easy", "--out", str(tmp_path / "cmp"), "--quiet"]
+    batio = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{batio.pid}/task/{batio.pid}/children").read_text().split()
+        if any(b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes() for child in children
+               if Path(f"/proc/{child}/cmdline").exists()):
+            break
+        time.sleep(0.005)
+    time.sleep(0.3)  # into its imports (before them, Python has no SIGINT handler yet: it dies silently)
+    os.killpg(batio.pid, signal.SIGINT)  # as the terminal does: to every process of the group
+    err = batio.communicate(timeout=60)[1]
+    assert batio.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert err.count("\n") == 1 and "interrupted by SIGINT" in err and "run the same command again" in err

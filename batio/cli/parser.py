@@ -84,7 +84,8 @@ def _add_run(commands):
                           "served (the model of seed paper 001); default: fair sharing, as in Batsim")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--bsld-tau", type=float, default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS", help=BSLD_TAU_HELP)
-    run.add_argument("--force", action="store_true", help="replace the earlier run's outputs (out_*, report.html) in a non-empty --out folder")
+    run.add_argument("--force", action="store_true",
+                     help="replace the earlier run's outputs (out_*, report.html) in a non-empty --out folder")
     run.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
     run.set_defaults(handler=command_run)
 
