@@ -66,27 +66,40 @@ def _recorded(out):
             return json.loads(path.read_text()).get("grid", {})
         except (ValueError, AttributeError):
             return {}
-    return {} if any((Path(out) / name).exists() for name in OUTPUTS) else None
+    runs = Path(out) / "runs"
+    finished = runs.is_dir() and any(not run.name.startswith(".") for run in runs.iterdir())
+    return {} if finished or (Path(out) / "results.csv").exists() else None
 
 
-def claim(out, grid, force=False, command="batio compare"):
-    """Make ``out`` the folder of ``grid`` before anything runs: resume the same grid, refuse another
-    (InputError naming what differs) unless ``force``, which removes the other's results."""
+def check(out, grid, force=False, command="batio compare"):
+    """Before anything is planned: refuse ``out`` when it holds another grid (InputError naming what
+    differs) unless ``force``. Returns what differs when it is to be replaced (``take``), else None."""
     out = Path(out)
-    new = describe(grid)
     old = _recorded(out)
-    if old is not None and old != new:
-        what = differences(old, new) if old else f"no {GRID_FILE} (made by an older batio)"
+    if old is None or old == describe(grid):
+        return None
+    what = differences(old, describe(grid)) if old else f"no {GRID_FILE} (made by an older batio)"
+    if not force:
         kind = "comparison" if "compare" in command else "sweep"
-        if not force:
-            raise InputError("--out", f"{out} holds another {kind} ({what}): {command} --force replaces its "
-                                      "results, or choose another folder")
+        raise InputError("--out", f"{out} holds another {kind} ({what}): {command} --force replaces its "
+                                  "results, or choose another folder")
+    return what
+
+
+def take(out, grid, replaced=None, command="batio compare"):
+    """Once ``grid`` is planned (its inputs and options checked): record it as ``out``'s grid, the
+    earlier grid's results removed first when ``replaced`` (``check``'s answer) says what differed."""
+    out = Path(out)
+    if replaced is not None:
         for name in OUTPUTS:
             target = out / name
+            if name == "workloads":  # the new grid's generated workloads, written by its plan
+                continue
             if target.is_dir():
                 shutil.rmtree(target)
             elif target.exists():
                 target.unlink()
-        logger.warning("--force: the earlier %s in %s (%s) is replaced by this one", kind, out, what)
+        kind = "comparison" if "compare" in command else "sweep"
+        logger.warning("--force: the earlier %s in %s (%s) is replaced by this one", kind, out, replaced)
     out.mkdir(parents=True, exist_ok=True)
-    write_text(out / GRID_FILE, json.dumps({"grid": new}, indent=1) + "\n")
+    write_text(out / GRID_FILE, json.dumps({"grid": describe(grid)}, indent=1) + "\n")
