@@ -209,8 +209,6 @@ def dask_client(workers=None, scheduler_address=None):
         # Dask's own notices (workers closing, a comm reset when batio is
         # killed) are not the user's business: failed runs are in results.csv.
         logging.getLogger("distributed").setLevel(logging.WARNING)
-        # Nor is a worker killed after Ctrl-C (its runs are marked interrupted, said in one line).
-        logging.getLogger("distributed.nanny").setLevel(logging.ERROR)
         # Each simulation runs in its own child process (SimGrid allows one
         # engine per process): workers must be allowed to have children.
         with dask.config.set({"distributed.worker.daemon": False}), _ctrl_c_ignored():
@@ -222,7 +220,22 @@ def dask_client(workers=None, scheduler_address=None):
     finally:
         client.close()
         if cluster is not None:
-            cluster.close()
+            _close_quietly(cluster)
+
+
+def _close_quietly(cluster):
+    """Close a LocalCluster without its nanny's notice of a worker it kills (after Ctrl-C: the
+    worker's runs are marked interrupted, which batio says in one line)."""
+    nanny = logging.getLogger("distributed.nanny")
+    nanny.addFilter(_no_kill_notice)
+    try:
+        cluster.close()
+    finally:
+        nanny.removeFilter(_no_kill_notice)
+
+
+def _no_kill_notice(record):
+    return "still alive after" not in record.getMessage()
 
 
 def run_all(runs, out, workers=None, scheduler_address=None, retry_failed=False, progress=True):
