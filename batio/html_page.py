@@ -168,7 +168,7 @@ def closing(data):
     """The degraded policies with their reasons and the failed runs with their error, as report.md's."""
     parts = []
     if data.degraded:
-        parts.append(f"<h2>{DEGRADED}: policies run on inputs they do not fit (--allow-unfit)</h2>"
+        parts.append("<h2>Degraded: policies run on inputs they do not fit (--allow-unfit)</h2>"
                      + table(["policy", "what the inputs lack"], data.degraded))
     if data.failed:
         parts.append("<h2>Failed runs</h2>" + table(FAILED_HEADER, data.failed))

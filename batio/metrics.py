@@ -29,8 +29,9 @@ _DEFINITIONS = """\
 - **bounded slowdown**: max(1, turnaround time / max(execution time, tau)), here tau = {tau:g} s
   (`--bsld-tau`; Feitelson et al., JSSPP 1997): jobs of a few seconds do not dominate it.
 - **utilisation**: sum over jobs of execution time x hosts, over compute hosts x makespan.
-- **bytes moved**: bytes read plus written to storage by the jobs that succeeded, from their
-  profiles: the same for every policy that completes the same jobs.
+- **bytes moved**: bytes read plus written to storage by the input jobs that succeeded, from
+  their profiles: the same for every policy that completes the same jobs (empty for runs on
+  real Batsim, which write no `out_io.csv`).
 - **I/O slowdown**: per job, its execution time in the run over its execution time
   when it runs alone on the machine, taken from a reference run of the same jobs
   submitted one after the other (FCFS, each after the previous one's walltime).
@@ -112,9 +113,10 @@ def job_bytes(jobs, profiles_of):
 def bytes_moved(prefix):
     """Bytes the run's jobs that succeeded moved to or from storage, from their profiles: measured
     samples (``_io.csv``) would differ in the last digits between policies running the same jobs.
-    NaN without the run's record or with a workload that cannot be read."""
+    NaN for engines that do not model storage traffic (no ``_io.csv``: real Batsim), without the
+    run's record, or with a workload that cannot be read."""
     record = run_record(prefix)
-    if record is None:
+    if record is None or not Path(f"{prefix}_io.csv").exists():
         return math.nan
     jobs, _ = input_jobs(prefix, record)
     profiles_of = {}

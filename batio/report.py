@@ -364,11 +364,12 @@ def write_report(data, out, title="comparison", made_from=None):
     for view, (intervals, figure_lines) in zip(data.groups, figures):
         lines += _group_lines(view, baseline, intervals, figure_lines, report_dir)
     if data.degraded:
-        lines += [f"## {DEGRADED}: policies run on inputs they do not fit (--allow-unfit)", "",
+        lines += ["## Degraded: policies run on inputs they do not fit (--allow-unfit)", "",
                   markdown_table(["policy", "what the inputs lack"], data.degraded), ""]
     if data.failed:
         lines += ["## Failed runs", "", markdown_table(verdict.FAILED_HEADER, data.failed), ""]
-    lines += ["## Inputs", "", markdown_table(["input", "used by", "file", "SHA-256"], _input_rows(results, replica)), "",
+    inputs = markdown_table(["input", "used by", "file", "SHA-256"], _input_rows(results, replica))
+    lines += ["## Inputs", "", inputs, "",
               "## Definitions", "", definitions(data.tau),
               "## Files", "",
               "- `summary.csv`: the tables above, one row per group and policy, with `*_ratio` columns.",
