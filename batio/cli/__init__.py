@@ -16,6 +16,7 @@
 
 import logging
 import math
+import shlex
 import signal
 import sys
 import threading
@@ -67,6 +68,8 @@ def main(argv=None):
     logging.basicConfig(format="batio: %(levelname)s: %(message)s", level=logging.WARNING)
     logging.getLogger("batio.progress").setLevel(logging.INFO)  # progress lines off a terminal (batio.progress)
     args = parser().parse_args(argv)
+    # The command as typed, every flag included: a comparison's report names it.
+    args.command_line = shlex.join(["batio", *(sys.argv[1:] if argv is None else argv)])
     handlers = {}
     if threading.current_thread() is threading.main_thread():
         handlers = {signum: signal.signal(signum, _terminate) for signum in (signal.SIGTERM, signal.SIGHUP)}
