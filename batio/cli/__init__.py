@@ -7,7 +7,8 @@
     batio calibrate MEASURED.csv --out DIR [--unit GB/s] [--platform P --element ID]
     batio twin SUMMARIES.csv.gz --out DIR [--system NAME] [--fit-until YYYY-MM-DD] [--engine-check N]
     batio import swf|sacct|jobsio TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
-    batio validate --platform P --workload W.json [--train T.json] [--out DIR]
+    batio validate --platform P --workload W.json --train T.json [T2.json ...] | --model M.json [--out DIR]
+    batio iomodel train|apply W.json ... --platform P [--model M.json] [--end low|high] [--seed S] --out OUT
     batio validate --benchmarks SUMMARIES.csv.gz [--platform TWIN.xml] [--fit-until YYYY-MM-DD] [--out DIR]
     batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
     batio list
