@@ -10,6 +10,7 @@ performs), complete for ``batio.fit`` to hold against the inputs.
 """
 
 from dataclasses import dataclass
+import difflib
 import functools
 import importlib
 from importlib import resources
@@ -101,15 +102,23 @@ def pybatsim_schedulers():
             if f"class {path.stem[0].upper()}{path.stem[1:]}" in path.read_text()}
 
 
+def did_you_mean(name, known):
+    """' (did you mean 'easy'?)' for a name close to one of ``known``, else ''."""
+    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _resolve(name, bundled, kind, suffix):
     path = Path(name)
     if path.suffix == suffix or "/" in name:
         if not path.is_file():
-            raise InputError(name, f"no such {kind} file")
+            raise InputError(name, f"no such {kind} file{did_you_mean(path.stem, bundled) if '/' not in name else ''}")
         return path
     if name in bundled:
         return bundled[name]
-    raise InputError(name, f"unknown {kind}: neither a file nor a bundled {kind} "
+    if path.is_file():  # a file in this folder, named without ./ or its usual suffix
+        return path
+    raise InputError(name, f"unknown {kind}{did_you_mean(name, bundled)}: neither a file nor a bundled {kind} "
                            f"(bundled: {', '.join(sorted(bundled)) or 'none'})")
 
 
@@ -149,7 +158,8 @@ def scheduler_file_and_options(name, options=None):
         if path.suffix != ".py":
             raise InputError(name, "a scheduler file is a Python file (.py) defining a pybatsim scheduler class")
         return path, options
-    raise InputError(name, "unknown scheduler: neither a .py file, a batio scheduler "
+    raise InputError(name, f"unknown scheduler{did_you_mean(name, [*SCHEDULERS, *pybatsim])}: neither a .py file, "
+                           "a batio scheduler "
                            f"({', '.join(SCHEDULERS)}) nor a pybatsim one ({', '.join(sorted(pybatsim))})")
 
 

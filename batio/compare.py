@@ -120,7 +120,7 @@ def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, b
     return grid
 
 
-def compare(grid, out, workers=0, progress=True):
+def compare(grid, out, workers=0, progress=True, force=False):
     """Run the comparison (one run after the other unless ``workers``); see ``sweep.run_grid``."""
-    return run_grid(grid, out, workers=workers, progress=progress,
+    return run_grid(grid, out, workers=workers, progress=progress, force=force, command="batio compare",
                     title=f"comparison: {', '.join(p.label for p in grid.policies)}")

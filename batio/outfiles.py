@@ -13,10 +13,13 @@ line break becomes a space.
 
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
+import logging
 from pathlib import Path
 from typing import Any
 
 from batio.errors import InputError, OutputError
+
+logger = logging.getLogger(__name__)
 
 
 def _problem(error):
@@ -51,14 +54,24 @@ def make_folder(path, option="--out"):
 
 def fresh_folder(path, force):
     """``make_folder`` for a run's outputs, which must not mix with an earlier run's:
-    a non-empty folder needs --force."""
+    a non-empty folder needs --force, which removes the earlier run's outputs
+    (``out_*`` and report.html; nothing else) and says so."""
     try:
-        used = not force and Path(path).is_dir() and any(Path(path).iterdir())
+        used = Path(path).is_dir() and any(Path(path).iterdir())
     except OSError:
         used = False  # an unusable path: make_folder says why
-    if used:
+    if used and not force:
         raise InputError("--out", f"{path} is not empty: another run's outputs may be there "
-                                  "(--force writes into it anyway, or choose another folder)")
+                                  "(--force replaces them, or choose another folder)")
+    if used:
+        earlier = [file for file in Path(path).iterdir()
+                   if file.is_file() and (file.name.startswith("out_") or file.name == "report.html")]
+        for file in earlier:
+            with written(file):
+                file.unlink()
+        if earlier:
+            logger.warning("--force: the earlier run's outputs in %s (%d files) are replaced by this run's",
+                           path, len(earlier))
     make_folder(path)
 
 

@@ -9,7 +9,10 @@
 # nothing is left mounted and the cached root stays pristine. The repository
 # goes in as a fresh clone of HEAD, with ../shared beside it read-only (tests
 # read data from it). Needs root, debootstrap, git and overlayfs; the logs of
-# each run are kept in $BATIO_SYSTEMS_DIR/logs/.
+# each run are kept in $BATIO_SYSTEMS_DIR/logs/. The Tests column is pytest's
+# counts, or the step of scripts/test.sh that failed; the exit status is 1
+# when a system's demo or tests failed (tests/test_check_systems.py sources
+# this file for its summary functions).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,13 +23,22 @@ DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 UBUNTU_MIRROR=${UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}
 # Debian's package ubuntu-keyring (apt-get install ubuntu-keyring, or its files unpacked anywhere).
 UBUNTU_KEYRING=${UBUNTU_KEYRING:-/usr/share/keyrings/ubuntu-archive-keyring.gpg}
-[ "$#" -gt 0 ] || set -- bookworm trixie
+# A log's last line without file paths, cut to 100 characters.
+last() { tail -n1 "$1" | sed -E 's/^=+ //; s/ =+$//; s| \(/[^)]*\)||' | cut -c1-100; }
 
-if [ "$(id -u)" -ne 0 ] || ! command -v debootstrap >/dev/null; then
-    echo "check_systems.sh needs root and debootstrap (apt-get install debootstrap)." >&2
-    exit 1
-fi
-mkdir -p "$DIR/logs"
+# The Tests column from a log of scripts/test.sh: pytest's counts ("3 failed, 1056 passed, 12 skipped
+# in 500.1s"), else the step that failed ("FAILED: the lint (ruff check .) check, exit status 1"), else
+# the last line.
+test_summary() {
+    local counts step
+    counts=$(grep -E '^=+ .*[0-9]+ (passed|failed|errors?|skipped|deselected).* in [0-9.]+s' "$1" | tail -n1 \
+             | sed -E 's/^=+ //; s/ =+$//' | cut -c1-100 || true)
+    if [ -n "$counts" ]; then echo "$counts"; return; fi
+    step=$(grep -oE 'scripts/test.sh: the .* check failed \(exit status [0-9]+' "$1" | tail -n1 \
+           | sed -E 's|scripts/test.sh: (the .* check) failed \((exit status [0-9]+)|FAILED: \1, \2|' || true)
+    if [ -n "$step" ]; then echo "$step"; return; fi
+    echo "FAILED: $(last "$1")"
+}
 
 # Builds the cached root of one system once.
 build_root() {
@@ -79,23 +91,42 @@ check() {
         cp "$run/clone/.venv/pip.log" "$log-pip.log" 2>/dev/null || true
         inside ". /etc/os-release && echo \$PRETTY_NAME" >>"$run/result"
     ' _ "$run" "$root" "$REPO/../shared" "$log" "$LIMIT"
-    local demo_rc demo_s test_rc test_s python simgrid os_name summary demo
-    read -r _ demo_rc demo_s < <(sed -n 1p "$run/result")
-    read -r _ test_rc test_s < <(sed -n 2p "$run/result")
-    read -r python simgrid < <(sed -n 3p "$run/result")
-    os_name=$(sed -n 4p "$run/result")
-    # Last lines without file paths, cut to 100 characters: "== 590 passed, 12 skipped in 500.1s ==", or
-    # a one-line refusal.
-    last() { tail -n1 "$1" | sed -E 's/^=+ //; s/ =+$//; s| \(/[^)]*\)||' | cut -c1-100; }
-    demo=$([ "$demo_rc" -eq 0 ] && echo "ok" || echo "FAILED: $(last "$log-demo.log")")
-    summary=$(last "$log-test.log")
-    printf '| %s | %s | %s | %s | %s | %s | %s s + %s s |\n' "$os_name" "$python" "$simgrid" "$demo" \
-        "$summary" "$test_rc" "$demo_s" "$test_s"
+    report_row "$run/result" "$log"
     rm -rf "$run"
 }
 
-echo "| System | Python | SimGrid | Demo | Tests | Exit code | Wall time (demo + tests) |"
-echo "|---|---|---|---|---|---|---|"
-for system in "$@"; do
-    if build_root "$system"; then check "$system"; fi
-done
+# Prints the table row of one system from its result file and logs (LOG-demo.log, LOG-test.log);
+# sets FAILED=1 when its demo or tests failed.
+report_row() {
+    local result=$1 log=$2 demo_rc demo_s test_rc test_s python simgrid os_name summary demo
+    read -r _ demo_rc demo_s < <(sed -n 1p "$result")
+    read -r _ test_rc test_s < <(sed -n 2p "$result")
+    read -r python simgrid < <(sed -n 3p "$result")
+    os_name=$(sed -n 4p "$result")
+    demo=$([ "$demo_rc" -eq 0 ] && echo "ok" || echo "FAILED: $(last "$log-demo.log")")
+    summary=$(test_summary "$log-test.log")
+    [ "$demo_rc" -eq 0 ] && [ "$test_rc" -eq 0 ] || FAILED=1
+    printf '| %s | %s | %s | %s | %s | %s | %s s + %s s |\n' "$os_name" "$python" "$simgrid" "$demo" \
+        "$summary" "$test_rc" "$demo_s" "$test_s"
+}
+
+main() {
+    [ "$#" -gt 0 ] || set -- bookworm trixie
+    if [ "$(id -u)" -ne 0 ] || ! command -v debootstrap >/dev/null; then
+        echo "check_systems.sh needs root and debootstrap (apt-get install debootstrap)." >&2
+        exit 1
+    fi
+    mkdir -p "$DIR/logs"
+    FAILED=0
+    echo "| System | Python | SimGrid | Demo | Tests | Exit code | Wall time (demo + tests) |"
+    echo "|---|---|---|---|---|---|---|"
+    for system in "$@"; do
+        if build_root "$system"; then check "$system"; else FAILED=1; fi
+    done
+    if [ "$FAILED" -ne 0 ]; then
+        echo "check_systems.sh: a system's demo or tests failed (logs: $DIR/logs/)" >&2
+        exit 1
+    fi
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

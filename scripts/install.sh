@@ -11,11 +11,20 @@
 #     those tests too; the darshan extra where PyDarshan has a wheel for
 #     this Python (its sdist needs Darshan's C library); and pybatsim 3.2.1
 #     without its pyzmq<23 pin (no wheel for Python 3.11 and later).
-#   - Debian's chromium when root (or sudo) can install it: tests/test_report_page.py
+#   - with --with-browser (scripts/test.sh gives it; the demo does not: it
+#     needs no browser, and Debian's chromium is about 381 MB), Debian's
+#     chromium when root (or sudo) can install it: tests/test_report_page.py
 #     opens the report page in it, and skips without it.
 # Anything else gets one line naming what is missing and the alternative.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BROWSER=no
+for arg in "$@"; do
+    case $arg in
+        --with-browser) BROWSER=yes ;;
+        *) echo "install.sh: unknown argument $arg (known: --with-browser)" >&2; exit 2 ;;
+    esac
+done
 
 PYTHON=/usr/bin/python3
 ELSEWHERE="or use the container image (docker compose, see README) or --engine batsim with a Batsim binary"
@@ -65,7 +74,7 @@ pip_install() {
 }
 
 # The browser test's Chromium: optional, so no failure when it cannot be installed.
-if ! command -v chromium >/dev/null; then
+if [ "$BROWSER" = yes ] && ! command -v chromium >/dev/null; then
     if [ "$(id -u)" -eq 0 ] || (command -v sudo >/dev/null && sudo -n true 2>/dev/null); then
         sudo_=(); [ "$(id -u)" -eq 0 ] || sudo_=(sudo)
         echo "Installing chromium with apt (for the report page's browser test)..."

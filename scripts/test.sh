@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Set-up (scripts/install.sh), then the checks CI runs, in this order: ruff
+# Set-up (scripts/install.sh, with chromium for the report page's browser
+# test), then the checks CI runs, in this order: ruff
 # over the whole project, mypy (its files are listed in pyproject.toml), the
 # whole test suite (arguments go to pytest). The first check that fails ends
 # the script with a line naming it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install.sh
+scripts/install.sh --with-browser
 
 check() {
     local name=$1; shift

@@ -124,7 +124,8 @@ def test_a_sweep_checks_every_runs_options_before_the_first_run(tmp_path, writer
 def test_describe_prints_the_declarations_the_check_uses(capsys):
     assert main(["describe", "io_aware"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("io_aware: paper 000 (I/O-aware backfill), Section VI, Algorithms 2-4\n")
+    assert out.startswith("io_aware: paper 000 (Goponenko, Allan, Brandt, Dechev): I/O-aware backfill, Section VI, "
+                          "Algorithms 2-4\n")
     assert "  - jobs whose profiles move bytes to or from storage\n" in out
     assert "  limit = 20.0 GiB/s: R_limit, the file-system throughput the reservations may not exceed" in out
     assert main(["describe", "fcfs"]) == 0

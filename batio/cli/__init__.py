@@ -31,6 +31,7 @@ from batio.inputs.spec import check_option_flag
 # Local Dask workers are processes of a few hundred MB each, with an engine process
 # per run: past this many a machine runs out of memory (a cluster can take more).
 MAX_WORKERS = 256
+RESUMABLE = ("compare", "sweep", "matrix")  # their finished runs are kept: the same command resumes
 
 __all__ = ["main", "parser", "print_summary", "run_spec"]
 
@@ -81,7 +82,8 @@ def main(argv=None):
         print(f"batio: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("batio: interrupted by SIGINT", file=sys.stderr)
+        resume = ": run the same command again to resume" if args.command in RESUMABLE else ""
+        print(f"batio: interrupted by SIGINT{resume}", file=sys.stderr)
         return 128 + signal.SIGINT
     except Interrupted as stop:
         print(f"batio: {stop}", file=sys.stderr)

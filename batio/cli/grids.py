@@ -55,7 +55,8 @@ def command_compare(args):
                            windows=args.windows, window_options=window_options, bsld_tau=args.bsld_tau,
                            allow_unfit=args.allow_unfit)
     grid.made_from = args.command_line
-    table, counts, report_path = compare(grid, args.out, workers=args.workers, progress=not args.quiet)
+    table, counts, report_path = compare(grid, args.out, workers=args.workers, progress=not args.quiet,
+                                         force=args.force)
     _print_tables(table, grid.baseline)
     return _runs_outcome(table, counts, args.out, report_path)
 
@@ -69,7 +70,7 @@ def command_sweep(args):
     make_folder(out)
     table, counts, report_path = run_grid(grid, out, workers=args.workers, scheduler_address=args.scheduler_address,
                                           retry_failed=args.retry_failed, progress=not args.quiet,
-                                          title=f"sweep {Path(args.config).name}")
+                                          title=f"sweep {Path(args.config).name}", force=args.force)
     if table["platform"].nunique() * table["workload"].nunique() * table["engine"].nunique() <= 4:
         _print_tables(table, grid.baseline)
     return _runs_outcome(table, counts, out, report_path)

@@ -30,6 +30,8 @@ TIMEOUT_HELP = ("embedded engine: wall-clock seconds one scheduler decision may 
 MAX_IDLE_HELP = ("embedded engine: simulated seconds the scheduler may let pass with jobs waiting and none running "
                  f"(or calling itself back with nothing left to do) before the run stops as stuck "
                  f"(default {DEFAULT_MAX_IDLE_S:g})")
+GRID_FORCE_HELP = ("replace the results of another comparison or sweep in --out (rerunning the same one "
+                   "resumes it without --force)")
 BSLD_TAU_HELP = (f"the bounded slowdown's threshold: max(1, turnaround / max(execution time, tau)) "
                  f"(default {metrics.DEFAULT_BSLD_TAU:g} s)")
 
@@ -82,7 +84,8 @@ def _add_run(commands):
                           "served (the model of seed paper 001); default: fair sharing, as in Batsim")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--bsld-tau", type=float, default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS", help=BSLD_TAU_HELP)
-    run.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
+    run.add_argument("--force", action="store_true",
+                     help="replace the earlier run's outputs (out_*, report.html) in a non-empty --out folder")
     run.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
     run.set_defaults(handler=command_run)
 
@@ -123,6 +126,7 @@ def _add_compare(commands):
                             help="seconds between _io.csv samples")
     comparison.add_argument("--quiet", action="store_true", help="no progress bar")
     comparison.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
+    comparison.add_argument("--force", action="store_true", help=GRID_FORCE_HELP)
     comparison.set_defaults(handler=command_compare)
 
 
@@ -136,6 +140,7 @@ def _add_grids(commands):
     sweep.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP + " (or allow_unfit: true)")
+    sweep.add_argument("--force", action="store_true", help=GRID_FORCE_HELP)
     sweep.set_defaults(handler=command_sweep)
 
     matrix = commands.add_parser("matrix", help="every catalog policy on every input of a YAML file that fits it: "

@@ -59,6 +59,7 @@ def command_run(args):
     given = _options(args.options)
     spec = run_spec(args, given)
     engines.check_engine(args.engine, spec.scheduler)
+    engines.check_run_options(args.engine, engines.spec_run_options(spec))
     degraded = fit.check_run(args.scheduler, given, spec, args.allow_unfit, strict=args.engine == "embedded")
     fresh_folder(args.out, args.force)
     engines.run(spec, args.engine, progress=not args.quiet and sys.stderr.isatty(),

@@ -7,6 +7,7 @@ from pathlib import Path
 import shutil
 
 from batio.errors import EngineError, InputError
+from batio.inputs.spec import DEFAULT_IO_SAMPLE_PERIOD_S, DEFAULT_MAX_IDLE_S, OPTION_FLAGS
 from batio.progress import JobProgress
 
 ENGINES = ("embedded", "batsim", "docker")
@@ -17,6 +18,40 @@ _RUNNERS = {"embedded": ("batio.engines.embedded.run", "simulate"),
             "docker": ("batio.engines.docker", "run_with_docker")}
 
 logger = logging.getLogger(__name__)
+
+# Run options that only the embedded engine honours (real Batsim has no exclusive I/O
+# model, no out_io.csv and no decision bounds), each with its value when not given.
+EMBEDDED_ONLY = {"io_exclusive": False, "io_sample_period": DEFAULT_IO_SAMPLE_PERIOD_S, "timeout": None,
+                 "max_idle": DEFAULT_MAX_IDLE_S}
+
+
+def unsupported_options(engine, options):
+    """The run options (RUN_OPTIONS keys -> values) given in ``options`` that ``engine`` cannot honour."""
+    if engine == "embedded":
+        return []
+    return [key for key, unset in EMBEDDED_ONLY.items() if options.get(key, unset) not in (unset, None)]
+
+
+def check_run_options(engine, options, source=None, field=None):
+    """Refuse in one line, before anything runs, a run option ``engine`` would ignore (and its
+    out_run.json record as if it ran); ``source``, ``field``: where the options were given
+    (default: the command line, each named by its flag; ``field``: e.g. run_options)."""
+    given = unsupported_options(engine, options)
+    if not given:
+        return
+    names = ", ".join(OPTION_FLAGS[key] if source is None else key for key in given)
+    one = len(given) == 1
+    raise InputError(source or f"--engine {engine}",
+                     f"{names} {'is an option' if one else 'are options'} of the embedded engine only: "
+                     f"the {engine} engine would ignore {'it' if one else 'them'} "
+                     f"(drop {'it' if one else 'them'}, or use the embedded engine)",
+                     field=field and f"{field}.{given[0]}")
+
+
+def spec_run_options(spec):
+    """The run options of a RunSpec, by their RUN_OPTIONS names."""
+    return {"io_exclusive": spec.io_exclusive, "io_sample_period": spec.io_sample_period,
+            "timeout": spec.timeout_s, "max_idle": spec.max_idle_s}
 
 
 def check_engine(engine, scheduler):
@@ -42,6 +77,7 @@ def run(spec, engine="embedded", progress=False, wall_timeout_s=None, marks=None
     import importlib
     try:
         check_engine(engine, spec.scheduler)
+        check_run_options(engine, spec_run_options(spec))
         module, function = _RUNNERS[engine]
         runner = getattr(importlib.import_module(module), function)
         if engine == "embedded":

@@ -20,6 +20,7 @@ _LAUNCHER = "from batio.launcher import main; import sys; sys.exit(main())"
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 BIND_TIMEOUT_S = 20.0  # how long a scheduler may take to bind its socket
+END_GRACE_S = 2.0  # how long a scheduler told of the simulation's end may take to exit by itself
 
 
 def free_port():
@@ -59,9 +60,9 @@ def _own_session():
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
-def start(command, log):
+def start(command, log, env=None):
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, preexec_fn=_own_session)
+                            start_new_session=True, preexec_fn=_own_session, env=env)
 
 
 def start_pybatsim(scheduler, options, endpoint, log):
@@ -69,7 +70,8 @@ def start_pybatsim(scheduler, options, endpoint, log):
     (batio watches the exchange and ends the process)."""
     command = [sys.executable, "-c", _LAUNCHER, str(scheduler), "-s", endpoint, "-o", json.dumps(options),
                "-t", "0", "-v", "warning"]
-    return start(command, log)
+    # Unbuffered: its stdout is the log file, which a SIGTERM would otherwise leave empty.
+    return start(command, log, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
 def signal_group(group, signum):
@@ -80,9 +82,15 @@ def signal_group(group, signum):
         pass
 
 
-def stop(process):
+def stop(process, grace_s=0.0):
     """End a process of ``start`` and what it started in its group (a scheduler's
-    ``sleep`` children): SIGTERM, then SIGKILL to whatever is left after 5 s."""
+    ``sleep`` children): SIGTERM once ``grace_s`` has passed without its own exit,
+    then SIGKILL to whatever is left after 5 s."""
+    if grace_s and process.poll() is None:
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            pass
     if process.poll() is None:
         signal_group(process.pid, signal.SIGTERM)
         try:
@@ -111,7 +119,7 @@ def listening(process, port, log_path, timeout_s=BIND_TIMEOUT_S):
             time.sleep(0.05)
         yield process
     finally:
-        stop(process)
+        stop(process, END_GRACE_S)
 
 
 def _answers(port):

@@ -261,6 +261,25 @@ def json_problem(error):
     return f"a number is too long ({str(error).split(':')[0]})"
 
 
+def trace_hint(path):
+    """What to do with a file given as a workload that looks like a job trace, else ''."""
+    try:
+        with open(path, errors="replace") as stream:
+            head = stream.read(4096).lstrip()
+    except OSError:
+        return ""
+    first = head.splitlines()[0] if head else ""
+    if Path(path).suffix.lower() == ".swf" or head.startswith(";") or (first and all(
+            field.lstrip("-").replace(".", "", 1).isdigit() for field in first.split()) and len(first.split()) >= 10):
+        kind, command = "an SWF trace", "swf"
+    elif "|" in first and "jobid" in first.lower():
+        kind, command = "a Slurm sacct trace", "sacct"
+    else:
+        return ""
+    return (f"not a Batsim workload (JSON) but what looks like {kind}: make a workload of it with "
+            f"`batio import {command} {path} --out W.json`")
+
+
 def load_workload(path, name) -> Workload:
     """Read and check one workload file; ``name`` is Batsim's w0, w1..."""
     path = Path(path)
@@ -275,7 +294,7 @@ def load_workload(path, name) -> Workload:
         raise InputError(path, f"not UTF-8 text (byte {error.object[error.start]:#x} at offset {error.start}); "
                                "JSON files are UTF-8") from None
     except (ValueError, RecursionError) as error:
-        raise InputError(path, f"malformed JSON: {json_problem(error)}") from None
+        raise InputError(path, trace_hint(path) or f"malformed JSON: {json_problem(error)}") from None
     if not isinstance(data, dict):
         raise InputError(path, "a workload must be a JSON object with 'jobs' and 'profiles'")
     for key in ("jobs", "profiles"):

@@ -274,10 +274,11 @@ def check_grid(grid):
     if grid.baseline is not None and grid.baseline not in [p.label for p in grid.policies]:
         raise InputError(grid.source, f"{grid.baseline!r} is not a policy of this grid "
                                       f"(policies: {', '.join(p.label for p in grid.policies)})", field="baseline")
-    # Real Batsim has no exclusive I/O model: its runs would silently share the storage.
-    if grid.run_options.get("io_exclusive") and set(grid.engines) - {"embedded"}:
-        raise InputError(grid.source, "io_exclusive is an option of the embedded engine only "
-                                      f"(engines: {', '.join(grid.engines)})", field="run_options.io_exclusive")
+    # Real Batsim has no exclusive I/O model, no _io.csv and no decision bounds: refused, never ignored.
+    command_line = grid.source == "batio compare"
+    for engine in grid.engines:
+        engines.check_run_options(engine, grid.run_options, None if command_line else grid.source,
+                                  None if command_line else "run_options")
     for policy in grid.policies:
         try:
             catalog.scheduler_file_and_options(policy.scheduler, policy.options)

@@ -5,19 +5,24 @@ import signal
 
 from batio import report
 from batio.errors import Interrupted
+from batio.sweep import folder
 from batio.sweep.plan import plan
 from batio.sweep.results import RESULTS_FILE, gather
 from batio.sweep.run import INTERRUPTED, run_all
 
 
-def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False, progress=True, title=None):
+def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False, progress=True, title=None,
+             force=False, command="batio sweep"):
     """Plan, run (resuming), gather and report ``grid`` into ``out``; ``workers``: 0 runs
     one after the other in this process, N on a LocalCluster of N processes (None: one
-    per CPU), unless ``scheduler_address`` names a Dask scheduler.
+    per CPU), unless ``scheduler_address`` names a Dask scheduler. A folder holding another
+    grid is refused unless ``force`` (batio.sweep.folder; ``command`` names the one to rerun).
     Returns (results table, counts, path of report.md)."""
     out = Path(out).resolve()
+    replaced = folder.check(out, grid, force, command)
     out.mkdir(parents=True, exist_ok=True)
-    runs = plan(grid, out)
+    runs = plan(grid, out)  # a grid refused here leaves the folder's earlier grid as it was
+    folder.take(out, grid, replaced, command)
     stopped = None
     try:
         counts = run_all(runs, out, workers, scheduler_address, retry_failed, progress)

@@ -209,6 +209,8 @@ def dask_client(workers=None, scheduler_address=None):
         # Dask's own notices (workers closing, a comm reset when batio is
         # killed) are not the user's business: failed runs are in results.csv.
         logging.getLogger("distributed").setLevel(logging.WARNING)
+        # Nor is a worker killed after Ctrl-C (its runs are marked interrupted, said in one line).
+        logging.getLogger("distributed.nanny").setLevel(logging.ERROR)
         # Each simulation runs in its own child process (SimGrid allows one
         # engine per process): workers must be allowed to have children.
         with dask.config.set({"distributed.worker.daemon": False}), _ctrl_c_ignored():

@@ -13,12 +13,20 @@ from pathlib import Path
 import resource
 import signal
 import sys
+import threading
 import time
 import traceback
 
 from batio import __version__
 from batio.engines.embedded.iotimeline import progress_readable
-from batio.engines.processes import SignalListener, adopt_orphans, die_with_parent, end_descendants, signal_group
+from batio.engines.processes import (
+    END_GRACE_S,
+    SignalListener,
+    adopt_orphans,
+    die_with_parent,
+    end_descendants,
+    signal_group,
+)
 from batio.errors import (
     BatioError,
     EngineError,
@@ -203,8 +211,8 @@ class _EmbeddedRun:
                 sim.error = EngineError(_deadlock_message(sim))
         finally:
             self.transport.close()
-            if self.scheduler_process:
-                self.scheduler_process.stop()
+            if self.scheduler_process:  # told the simulation ended, it exits by itself: let it
+                self.scheduler_process.stop(END_GRACE_S if sim.error is None and sim.end_acknowledged else 0.0)
         error = sim.error
         if self.scheduler_process and isinstance(error, SchedulerError):
             error = self.scheduler_process.explain(error)
@@ -325,6 +333,7 @@ def _child(spec, connection, parent_pid):
     os.setsid()
     adopt_orphans()
     signals = SignalListener()
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # ignored while starting (_start_shielded)
 
     def send(message):
         try:
@@ -388,6 +397,21 @@ def _cause_traceback(error):
 _ERRORS = {cls.__name__: cls for cls in (OutputError, InputError, SchedulerError, EngineError, BatioError)}
 
 
+def _start_shielded(child):
+    """Start the engine process with Ctrl-C ignored, which it inherits: a Ctrl-C to batio's group
+    while it imports (before its own session and SignalListener) would otherwise print a
+    KeyboardInterrupt traceback on the terminal. This process stops it as usual (``_stopped``);
+    it takes Ctrl-C again once its listener waits for it (``_child``)."""
+    if threading.current_thread() is not threading.main_thread():
+        child.start()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        child.start()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def simulate(spec: RunSpec, on_progress=None):
     """Run ``spec`` in a child process; returns run_here's summary or raises.
 
@@ -402,7 +426,7 @@ def simulate(spec: RunSpec, on_progress=None):
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(spec, sender, os.getpid()), daemon=True)
-    child.start()
+    _start_shielded(child)
     sender.close()
     answered = False
     try:

@@ -66,7 +66,8 @@ class SchedulerProcess:
                                   f"its output: {self.log_path})")
         return SchedulerError(f"scheduler {self.name}: {error}{ended} (its output: {self.log_path})")
 
-    def stop(self):
+    def stop(self, grace_s=0.0):
+        """End the scheduler; ``grace_s``: time it gets to exit by itself first (after the simulation's end)."""
         self.exit_code = self.process.poll()
-        stop_process(self.process)
+        stop_process(self.process, grace_s)
         self._log.close()
