@@ -108,7 +108,8 @@ def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, b
                        + [f"--window-{key} {value}" for key, value in (window_options or {}).items()
                           if value is not None]
                        + ([f"--bsld-tau {bsld_tau:g}"] if bsld_tau != DEFAULT_BSLD_TAU else [])
-                       + [f"--engine {engine}"] + (["--allow-unfit"] if allow_unfit else []))
+                       + ([f"--baseline {baseline}"] if baseline else []) + [f"--engine {engine}"]
+                       + ([] if io_slowdown else ["--no-io-slowdown"]) + (["--allow-unfit"] if allow_unfit else []))
     platform_file = str(Path(catalog.platform_path(platform)).resolve())
     grid = Grid(source="batio compare", made_from=command, platforms=[(Path(platform).stem, platform_file)],
                 workloads=[source], policies=policies, seeds=list(range(1, (seeds or 1) + 1)), engines=[engine],

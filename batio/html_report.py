@@ -20,73 +20,19 @@ time bins, exactly (time-weighted means of the step functions).
 """
 
 import html
-import logging
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-import plotly.io
-from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
-from batio import __version__, metrics
+from batio import metrics
+from batio.html_page import PAGE, Page, closing, inputs, made_by, markdown_html, opening, table
 from batio.plots import host_intervals
 from batio.schedule_data import CLASSES, COLOURS, load_run, time_unit
-
-log = logging.getLogger(__name__)
-PAGE = "report.html"
-STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1400px;color:#222}
-table{border-collapse:collapse;font-size:.9em;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px}
-td:not(:first-child){text-align:right}code,pre{font-size:.85em}.note{color:#8a4b00}.chart{margin:1em 0}"""
-# Renders every chart, then marks the page rendered (the browser test and the benchmark wait for it).
-# The Gantt chart's bar traces start empty: the page fills them with the jobs of the visible window
-# when it holds at most `limit` bars (all jobs of a small run), on load and at each zoom (level of
-# detail), formatting their tooltips as HOVER reads them.
-SCRIPT = """function levelOfDetail(chart, detail) {
-  const job = detail.jobs, bar = detail.bars, ok = 'COMPLETED_SUCCESSFULLY', unit = detail.unit;
-  const state = j => detail.states[job.state[j]];
-  const hosts = i => bar.hosts[i] > 1 ? `${bar.first[i]}-${bar.first[i] + bar.hosts[i] - 1}` : `${bar.first[i]}`;
-  const tooltip = (i, j) => [job.id[j], detail.profiles[job.profile[j]], job.submit[j].toFixed(1),
-    job.wait[j].toFixed(1), job.gb[j] === null ? 'unknown' : Number(job.gb[j].toPrecision(3)) + ' GB',
-    j in detail.io ? detail.io[j].toFixed(3) : '-', job.backfilled[j] ? 'yes' : 'no',
-    state(j) + (state(j) === ok ? '' : ' (did not succeed)'), hosts(i)];
-  let shown = false;
-  const update = () => {
-    const [from, to] = chart._fullLayout.xaxis.range.map(t => t * unit), picked = [];
-    for (let i = 0; i < bar.job.length && picked.length <= detail.limit; i++) {
-      const j = bar.job[i];
-      if (job.start[j] < to && job.start[j] + job.length[j] > from) picked.push(i);
-    }
-    const fill = picked.length <= detail.limit;
-    if (!fill && !shown) return Promise.resolve();
-    shown = fill;
-    const per = detail.traces.map(() => ({base: [], x: [], y: [], width: [], customdata: [], edge: []}));
-    if (fill) for (const i of picked) {
-      const j = bar.job[i], bars = per[job.kind[j]];
-      bars.base.push(job.start[j] / unit); bars.x.push(job.length[j] / unit);
-      bars.y.push(bar.first[i] + bar.hosts[i] / 2); bars.width.push(bar.hosts[i]);
-      bars.customdata.push(tooltip(i, j)); bars.edge.push(state(j) === ok ? '#333333' : '#b2182b');
-    }
-    const column = name => per.map(bars => bars[name]);
-    return Plotly.restyle(chart, {base: column('base'), x: column('x'), y: column('y'), width: column('width'),
-      customdata: column('customdata'), 'marker.line.color': column('edge'),
-      showlegend: per.map(bars => bars.x.length > 0)}, detail.traces);
-  };
-  chart.on('plotly_relayout', update);
-  return update();
-}
-const read = element => JSON.parse(element.textContent);
-const figures = [...document.querySelectorAll('script.figure')];
-Promise.all(figures.map(data => {const figure = read(data), target = data.dataset.target;
-  return Plotly.newPlot(target, figure.data, figure.layout, {responsive: true, displaylogo: false}).then(chart => {
-    const detail = document.querySelector(`script.detail[data-target="${target}"]`);
-    return detail ? levelOfDetail(chart, read(detail)) : chart;
-  });
-})).then(() => { window.batioRendered = performance.now(); });"""
-
-
+from batio.shown import DEGRADED, JUDGED, SCALE, SHOWN, policy_label
 
 # -- charts ----------------------------------------------------------------------------------
 DETAIL_LIMIT = 5000
@@ -243,7 +189,7 @@ def gantt_figure(run, title, end, io_slowdowns):
                                         hovertemplate=f"{label} %{{y:.3g}} GB/s<extra></extra>"), row=2, col=1)
         if run.capacity is not None:
             figure.add_trace(go.Scatter(x=[0, end / unit], y=[run.capacity / 1e9] * 2, mode="lines",
-                                        name="capacity (storage link bandwidth)",
+                                        name="capacity (narrowest shared link)",
                                         line={"color": "black", "dash": "dash", "width": 1.2}), row=2, col=1)
         figure.update_yaxes(title_text="storage GB/s", rangemode="tozero", row=2, col=1)
     figure.update_xaxes(title_text=f"time ({name})", range=[0, end / unit], row=2 if has_io else 1, col=1)
@@ -285,81 +231,26 @@ def _box(values):
 
 def distributions(panels):
     """``panels``: {title: {policy: per-job values}}; box plots from precomputed quartiles (so the
-    page does not hold every job's value), the dashed line is the mean."""
+    page does not hold every job's value). The mean is a dashed line in the box and a diamond too:
+    a precomputed box's mean does not widen the axis, and a mean above the whisker (a few very slow
+    jobs) would fall off it."""
     shown = {title: samples for title, samples in panels.items() if any(len(v) for v in samples.values())}
     figure = make_subplots(rows=1, cols=max(len(shown), 1), subplot_titles=list(shown))
     for col, samples in enumerate(shown.values(), start=1):
         values = np.concatenate([np.asarray(v, dtype=float) for v in samples.values() if len(v)])
         for policy, sample in samples.items():
             if len(sample):
+                box = _box(sample)
                 figure.add_trace(go.Box(name=policy, x=[policy], boxmean=True, showlegend=False,
-                                        marker={"color": "#4d4d4d"}, **_box(sample)), row=1, col=col)
+                                        marker={"color": "#4d4d4d"}, **box), row=1, col=col)
+                figure.add_trace(go.Scatter(x=[policy], y=box["mean"], mode="markers", name="mean",
+                                            showlegend=False, marker={"symbol": "diamond", "color": "#b2182b"},
+                                            hovertemplate="mean %{y:.4g}<extra></extra>"), row=1, col=col)
         if values.min() > 0 and values.max() / values.min() > 30:
             figure.update_yaxes(type="log", row=1, col=col)
     figure.update_layout(height=420, title="per-job distributions: box = quartiles, whiskers = 1.5 IQR, "
-                                           "dashed line = mean")
+                                           "dashed line and red diamond = mean")
     return figure
-
-
-# -- the page --------------------------------------------------------------------------------
-def _table(header, rows):
-    cells = "".join(f"<th>{html.escape(str(cell))}</th>" for cell in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><tr>{cells}</tr>{body}</table>"
-
-
-def _inputs(records):
-    """The inputs of the drawn runs and their SHA-256, from their out_run.json."""
-    rows = {}
-    for record in records:
-        spec = record["spec"]
-        for kind, paths in (("platform", [spec["platform"]]), ("workload", spec["workloads"]),
-                            ("scheduler", [spec["scheduler"]])):
-            for path in paths:
-                rows[(kind, str(path))] = record.get("inputs_sha256", {}).get(str(path), "-")
-    return _table(["input", "file", "SHA-256"], [[kind, path, digest] for (kind, path), digest in rows.items()])
-
-
-class Page:
-    """Sections of HTML and figures, written as one file."""
-
-    def __init__(self, title):
-        self.title = title
-        self.parts = [f"<h1>{html.escape(title)}</h1>"]
-        self.figures = 0
-
-    def add(self, text):
-        self.parts.append(text)
-
-    def figure(self, figure, detail=None):
-        """A chart; ``detail``: its level-of-detail data (gantt_figure)."""
-        self.figures += 1
-        target = f"chart{self.figures}"
-        self.parts.append(f'<div class="chart" id="{target}"></div>' + self._json("figure", target, figure))
-        if detail is not None:
-            self.parts.append(self._json("detail", target, detail))
-
-    @staticmethod
-    def _json(kind, target, value):
-        data = plotly.io.to_json(value, validate=False).replace("</", "<\\/")  # no early </script>
-        return f'<script type="application/json" class="{kind}" data-target="{target}">{data}</script>'
-
-    def notes(self, notes):
-        for note in dict.fromkeys(notes):
-            self.add(f'<p class="note">{html.escape(note)}</p>')
-
-    def write(self, path):
-        path = Path(path)
-        text = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(self.title)}</title>"
-                f"<style>{STYLE}</style><script>{get_plotlyjs()}</script></head><body>{''.join(self.parts)}"
-                f"<script>{SCRIPT}</script></body></html>")
-        path.write_text(text, encoding="utf-8")
-        log.info("report page %s (%.1f MB)", path, path.stat().st_size / 1e6)
-        return path
-
-
-def _made_by():
-    return f"<p>Made by batio {__version__} from the output files only.</p>"
 
 
 def write_run_page(folder, tau=metrics.DEFAULT_BSLD_TAU):
@@ -367,11 +258,17 @@ def write_run_page(folder, tau=metrics.DEFAULT_BSLD_TAU):
     prefix = Path(folder) / "out"
     run = load_run(prefix)
     # The scheduler as the user typed it (the marks of engines.run), not its file's name.
-    label = run.record.get("scheduler_name") or Path(run.record["spec"]["scheduler"]).stem
+    name = run.record.get("scheduler_name") or Path(run.record["spec"]["scheduler"]).stem
+    degraded = "; ".join(run.record.get("degraded") or [])
+    label = policy_label(name, degraded)
     summary = metrics.summarize(prefix, run.nb_compute, tau=tau)
     jobs = metrics.measured_jobs(prefix)
     page = Page(f"batio run: {label} on {Path(run.record['spec']['platform']).name}")
-    page.add(_made_by() + f"<h2>Summary</h2><pre>{html.escape(metrics.format_summary(summary))}</pre>")
+    if degraded:
+        page.add(f'<p class="note"><b>{DEGRADED}</b>: {html.escape(name)} was run on inputs it does not fit '
+                 f"(--allow-unfit): {html.escape(degraded)}. Its results are not those of the policy "
+                 "it implements.</p>")
+    page.add(made_by() + f"<h2>Summary</h2><pre>{html.escape(metrics.format_summary(summary))}</pre>")
     end = span_of({label: run})
     page.add("<h2>Schedule</h2>")
     page.notes(run.notes)
@@ -380,22 +277,41 @@ def write_run_page(folder, tau=metrics.DEFAULT_BSLD_TAU):
     page.figure(distributions({"slowdown": {label: jobs["stretch"].dropna()},
                                f"bounded slowdown (tau {tau:g} s)": {label: metrics.bounded_slowdowns(jobs, tau)}}))
     page.add("<p>No I/O slowdown: it needs a reference run of the jobs alone (`batio compare`).</p>")
-    page.add("<h2>Inputs</h2>" + _inputs([run.record]))
+    page.add("<h2>Inputs</h2>" + inputs([run.record]))
     return page.write(Path(folder) / PAGE)
 
 
-def _group_section(page, view, per_job, out, baseline):
+def intervals_figure(summary, judged, title):
+    """Each policy's mean of each judged metric with its 95 % interval (report.md's intervals.png)."""
+    shown = [metric for metric in judged if summary[metric].notna().any()]
+    figure = make_subplots(rows=1, cols=max(len(shown), 1), subplot_titles=[SHOWN[m][0] for m in shown])
+    for col, metric in enumerate(shown, start=1):
+        scale = SCALE.get(metric, 1)
+        figure.add_trace(go.Scatter(x=list(summary["policy"]), y=summary[metric] * scale, mode="markers",
+                                    showlegend=False, marker={"color": "#2166ac", "size": 8},
+                                    error_y={"type": "data", "array": summary[f"{metric}_ci"].fillna(0) * scale}),
+                         row=1, col=col)
+    figure.update_layout(height=380, title=title)
+    return figure
+
+
+def _group_section(page, view, per_job, out, baseline, replica="seed"):
     """One platform x workload x engine group (a report.GroupView): table, differences, charts."""
     platform, workload, engine = (html.escape(str(key)) for key in view.keys)
     page.add(f"<h2>{workload} on {platform} ({engine} engine)</h2><p>{html.escape(view.note)}</p>"
-             + _table(*view.cells))
+             + table(*view.cells))
     if view.differences is not None:
         page.add(f"<p>Paired differences to {html.escape(baseline)}, replica by replica:</p>"
-                 + _table(*view.differences))
+                 + table(*view.differences))
+        page.figure(intervals_figure(view.summary, JUDGED, f"{workload} on {platform}: means and 95 % intervals "
+                                                           "over replicas"))
+        page.add("<p>Intervals of two policies' means may overlap while their paired difference excludes 0: "
+                 "the verdicts come from the paired differences.</p>")
     ok = view.runs[view.runs["status"] == "ok"]
     if ok.empty:
         page.add("<p>No successful run: no charts.</p>")
         return []
+    degraded = dict(zip(view.summary["policy"], view.summary["degraded"]))
     shown = ok.sort_values("seed", na_position="first").groupby("policy", sort=False).head(1)
     runs = {row.policy: load_run(out / row.run_dir / "out") for row in shown.itertuples()}
     end = span_of(runs)
@@ -404,13 +320,14 @@ def _group_section(page, view, per_job, out, baseline):
         values = [per_job[row.run_id] for row in replicas.itertuples()]
         for index, title in enumerate(samples):
             samples[title][policy] = pd.concat([value[index] for value in values]) if values else []
-    seed_note = "" if shown["seed"].isna().all() else f", seed {shown['seed'].dropna().min()}"
+    seed_note = "" if shown["seed"].isna().all() else f", {replica} {shown['seed'].dropna().min()}"
     page.add("<h3>Schedules</h3>")
     for row in shown.itertuples():
         run = runs[row.policy]
         page.notes(run.notes)
         io = per_job[row.run_id][2]
-        page.figure(*gantt_figure(run, f"{row.policy}{seed_note}", end, dict(zip(io.index.astype(str), io))))
+        page.figure(*gantt_figure(run, f"{policy_label(row.policy, degraded.get(row.policy))}{seed_note}", end,
+                                  dict(zip(io.index.astype(str), io))))
     page.figure(small_multiples(runs, end))
     page.add("<p>Distributions over the evaluated jobs of all replicas.</p>")
     page.figure(distributions(samples))
@@ -424,12 +341,15 @@ def write_folder_page(data, out, title="comparison"):
     out = Path(out)
     results, baseline = data.results, data.baseline
     page = Page(f"batio {title}")
-    page.add(_made_by() + f"<p>{len(results)} runs, {int((results['status'] == 'ok').sum())} succeeded."
+    page.add(made_by() + f"<p>{len(results)} runs, {int((results['status'] == 'ok').sum())} succeeded."
              + (f" Ratios (x) are to <b>{html.escape(baseline)}</b>." if baseline else "") + "</p>")
+    page.add(opening(data))
     records = []
     for view in data.groups:
-        records += _group_section(page, view, data.per_job, out, baseline)
-    page.add("<h2>Inputs</h2>" + _inputs(records))
-    page.add(f"<h2>Definitions</h2><pre>{html.escape(metrics.DEFINITIONS)}</pre>")
+        records += _group_section(page, view, data.per_job, out, baseline,
+                                  "window" if data.windows is not None else "seed")
+    page.add(closing(data))
+    page.add("<h2>Inputs</h2>" + inputs(records))
+    page.add("<h2>Definitions</h2>" + markdown_html(metrics.definitions(data.tau)))
     (out / "report").mkdir(parents=True, exist_ok=True)
     return page.write(out / "report" / PAGE)

@@ -27,6 +27,13 @@ from batio.importers.common import as_number
 
 log = logging.getLogger(__name__)
 ENDS = ("low", "high")
+
+
+def seconds_field(value):
+    """A duration for a job field: nine significant digits, so that a transfer of nanoseconds stays > 0
+    (the I/O-aware policies refuse an ``io_alone_s`` of 0 beside bytes)."""
+    return as_number(float(f"{value:.9g}"))
+
 # Batsim and batio refuse a delay of 0 s: a job whose I/O fills its run time keeps a microsecond of it.
 LEAST_DELAY_S = 1e-6
 
@@ -66,13 +73,13 @@ def give_io_times(workload, seconds, compute, bandwidths, end, source=None):
         read, written = per_host_bytes(workload, job)
         platform_s = bandwidths.alone(read, written, job["res"])
         target = float(seconds[key])
-        slower += platform_s > target * (1 + 1e-9)
+        slower += platform_s > target + 1e-6  # not the rounding of bytes to whole bytes per host
         latency = max(0.0, target - platform_s)
         rest = max(0.0, float(compute[key]))
         workload["profiles"][_rest_profile(workload, job)] = {
             "type": "delay", "delay": as_number(max(LEAST_DELAY_S, round(rest + latency, 6)))}
-        job.update({"io_alone_s": as_number(round(max(target, platform_s), 6)),
-                    "io_latency_s": as_number(round(latency, 6)), "io_compute_s": as_number(round(rest, 6)),
+        job.update({"io_alone_s": seconds_field(max(target, platform_s)),
+                    "io_latency_s": seconds_field(latency), "io_compute_s": seconds_field(rest),
                     "io_end": end, "io_source": (source or {}).get(key, "measured")})
     return slower
 
@@ -121,8 +128,8 @@ def within_record(workload, replay, rounds=3, slack=0.01):
             rest = _rest_profile(workload, job)
             delay = workload["profiles"][rest]["delay"] - cut
             workload["profiles"][rest]["delay"] = as_number(max(LEAST_DELAY_S, round(delay, 6)))
-            job["io_latency_s"] = as_number(round(job["io_latency_s"] - cut, 6))
-            job["io_alone_s"] = as_number(round(job["io_alone_s"] - cut, 6))
+            job["io_latency_s"] = seconds_field(job["io_latency_s"] - cut)
+            job["io_alone_s"] = seconds_field(job["io_alone_s"] - cut)
     excess = overruns(workload, replay(workload))
     unfit |= {key for key, seconds in excess.items() if seconds > slack and key in jobs}
     log.info("high end within the record: %d jobs cannot be made to fit", len(unfit))
@@ -188,7 +195,6 @@ def replica(seed, path, model):
         rest = _rest_profile(workload, job)
         latency_s = max(0.0, seconds - fixed)
         workload["profiles"][rest]["delay"] = as_number(max(LEAST_DELAY_S, round(job["io_compute_s"] + latency_s, 6)))
-        job.update({"io_alone_s": as_number(round(max(seconds, fixed), 6)),
-                    "io_latency_s": as_number(round(latency_s, 6))})
+        job.update({"io_alone_s": seconds_field(max(seconds, fixed)), "io_latency_s": seconds_field(latency_s)})
     workload.setdefault("trace", {})["replica"] = {"seed": seed, "of": str(path), "model": str(model)}
     return workload

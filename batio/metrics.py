@@ -4,6 +4,7 @@ Design notes: docs/internals.md.
 """
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -17,19 +18,20 @@ METRICS = ("jobs", "succeeded", "evaluated_jobs", "makespan", "mean_wait", "max_
            "mean_io_slowdown", "max_io_slowdown")
 # The bounded slowdown's threshold (seconds): the literature's usual 10 s.
 DEFAULT_BSLD_TAU = 10.0
-# What each metric of a report means, as report.md and report.html say it.
-DEFINITIONS = """\
+# What each metric of a report means, as report.md and report.html say it (``definitions``).
+_DEFINITIONS = """\
 - **makespan**: the last job's finish time, from time 0 (Batsim's definition).
 - **wait**: starting time - submission time; mean and max over the jobs that ran.
 - **evaluated**: when the workload marks its jobs' categories (`batio import --warmup/--cooldown`,
   or `--windows`), wait and (bounded) slowdown cover the evaluated jobs (category 1) only;
   the others load the machine. Makespan, utilisation and bytes moved cover the whole run.
 - **slowdown**: Batsim's stretch, turnaround time / execution time, per job; mean and max.
-- **bounded slowdown**: max(1, turnaround time / max(execution time, tau)), tau = 10 s
-  unless `--bsld-tau` (Feitelson et al., JSSPP 1997): jobs of a few seconds do not dominate it.
+- **bounded slowdown**: max(1, turnaround time / max(execution time, tau)), here tau = {tau:g} s
+  (`--bsld-tau`; Feitelson et al., JSSPP 1997): jobs of a few seconds do not dominate it.
 - **utilisation**: sum over jobs of execution time x hosts, over compute hosts x makespan.
-- **bytes moved**: bytes read plus written on the storage hosts, from `out_io.csv`
-  (measured by batio's embedded engine; empty for runs on real Batsim).
+- **bytes moved**: bytes read plus written to storage by the input jobs that succeeded, from
+  their profiles: the same for every policy that completes the same jobs (empty for runs on
+  real Batsim, which write no `out_io.csv`).
 - **I/O slowdown**: per job, its execution time in the run over its execution time
   when it runs alone on the machine, taken from a reference run of the same jobs
   submitted one after the other (FCFS, each after the previous one's walltime).
@@ -47,6 +49,11 @@ DEFINITIONS = """\
   An interval that covers 0 reads "no significant difference". One replica gives no
   uncertainty estimate at all (see `batio/uncertainty.py`).
 """
+
+
+def definitions(tau=None):
+    """The report's definitions, naming the bounded slowdown threshold ``tau`` that was used."""
+    return _DEFINITIONS.format(tau=DEFAULT_BSLD_TAU if tau is None else tau)
 
 
 # Batsim leaves these empty for a rejected job; job ids and metadata keep
@@ -74,19 +81,52 @@ def read_jobs(prefix):
                        na_values={column: [""] for column in _TIMES_OF_RUN_JOBS})
 
 
+def profile_bytes(profiles, name, hosts, seen=()):
+    """Bytes a job of ``hosts`` hosts moves to or from storage with profile ``name``; NaN if unknown."""
+    profile = profiles.get(name)
+    if profile is None or name in seen:
+        return math.nan
+    kind = profile.get("type")
+    if kind == "parallel_homogeneous_pfs":
+        return hosts * (float(profile.get("bytes_to_read", 0)) + float(profile.get("bytes_to_write", 0)))
+    if kind == "data_staging":
+        return float(profile.get("nb_bytes", 0))
+    if kind == "composed":
+        parts = [profile_bytes(profiles, part, hosts, (*seen, name)) for part in profile.get("seq", [])]
+        return int(profile.get("repeat", 1)) * sum(parts)
+    if kind in ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel"):
+        return 0.0  # compute and traffic between the job's own hosts: no storage
+    return math.nan
+
+
+def job_bytes(jobs, profiles_of):
+    """Per job of ``jobs`` (rows of ``_jobs.csv``), the bytes of its profile; ``profiles_of``: {workload
+    name (w0, w1, ...): its profiles}; NaN for the jobs of a workload not given."""
+    values = pd.Series(math.nan, index=jobs.index)
+    for name, profiles in profiles_of.items():
+        mine = jobs["workload_name"] == name
+        values[mine] = [profile_bytes(profiles, profile, hosts) for profile, hosts in
+                        zip(jobs.loc[mine, "profile"], jobs.loc[mine, "requested_number_of_resources"])]
+    return values
+
+
 def bytes_moved(prefix):
-    path = Path(f"{prefix}_io.csv")
-    if not path.exists():
-        return float("nan")
-    io = pd.read_csv(path)
-    if io.empty:
-        return 0.0
-    total = 0.0
-    for _, rows in io.groupby("storage", sort=False):
-        rows = rows.sort_values("time")
-        spans = rows["time"].shift(-1) - rows["time"]
-        total += ((rows["read_bytes_per_s"] + rows["write_bytes_per_s"]) * spans).sum()
-    return float(total)
+    """Bytes the run's jobs that succeeded moved to or from storage, from their profiles: measured
+    samples (``_io.csv``) would differ in the last digits between policies running the same jobs.
+    NaN for engines that do not model storage traffic (no ``_io.csv``: real Batsim), without the
+    run's record, or with a workload that cannot be read."""
+    record = run_record(prefix)
+    if record is None or not Path(f"{prefix}_io.csv").exists():
+        return math.nan
+    jobs, _ = input_jobs(prefix, record)
+    profiles_of = {}
+    for index, path in enumerate(record["spec"]["workloads"]):
+        try:
+            profiles_of[f"w{index}"] = json.loads(Path(path).read_text()).get("profiles", {})
+        except (OSError, ValueError):
+            return math.nan
+    done = jobs[jobs["final_state"] == "COMPLETED_SUCCESSFULLY"]
+    return float(job_bytes(done, profiles_of).sum(skipna=False))
 
 
 def job_categories(workload_files):

@@ -27,7 +27,7 @@ def host_intervals(allocation):
 
 def draw_allocation(axes, ran, label_jobs=False, min_labelled=0.0, unit=1.0):
     """Each job of ``ran`` (rows of ``_jobs.csv`` with schedule_data's ``intensity``) as one
-    rectangle per interval of its hosts, coloured by its I/O intensity, in one collection: a
+    rectangle per interval of its hosts, coloured by its bytes' class, in one collection: a
     call per rectangle (``broken_barh``) rescales the axes over every rectangle drawn so far,
     which took 706 s for a trace day's 29,144 jobs (2.1 s now). Times are divided by ``unit``.
     Returns the collection."""
@@ -67,7 +67,7 @@ def allocation_and_throughput(prefix, path, title, time_limit=None):
     hosts.yaxis.set_major_locator(MaxNLocator(integer=True))  # host i is the band [i, i + 1)
     hosts.set_ylabel("compute host")
     shown = [label for label in schedule_data.CLASSES if (run.jobs["intensity"] == label).any()]
-    hosts.legend([Patch(color=COLOURS[label]) for label in shown], shown, title="I/O per second of run",
+    hosts.legend([Patch(color=COLOURS[label]) for label in shown], shown, title=schedule_data.LEGEND,
                  fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     missing = ("no out_io.csv: storage throughput is measured by batio's embedded engine only"
                if throughput is None else "no I/O in this run")
@@ -82,7 +82,7 @@ def allocation_and_throughput(prefix, path, title, time_limit=None):
                              color="tab:orange", alpha=0.7)
         if run.capacity is not None:
             storage.axhline(run.capacity / 1e9, color="black", linestyle="--", linewidth=1,
-                            label="capacity (storage link)")
+                            label="capacity (narrowest shared link)")
         storage.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
         storage.set_ylabel("storage GB/s")
         bottom = storage

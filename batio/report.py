@@ -15,7 +15,7 @@ policies are compared on the same inputs, over replicas: the seeds of a
 generated workload, or the windows of a trace (seed k is window k).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 import math
 from pathlib import Path
@@ -23,31 +23,24 @@ import shutil
 
 import pandas as pd
 
-from batio import __version__, html_report, plots, uncertainty
+from batio import __version__, html_report, plots, uncertainty, verdict
 from batio.errors import InputError
-from batio.metrics import DEFINITIONS, METRICS, per_job_values
+from batio.metrics import DEFAULT_BSLD_TAU, METRICS, definitions, per_job_values
 from batio.names import slug
 from batio.outfiles import markdown_table, write_text, written
+from batio.shown import (
+    DEGRADED,
+    HIGHER_IS_BETTER,
+    JUDGED,
+    SHOWN,
+    policy_label,
+    shown_difference,
+    shown_interval,
+    shown_value,  # noqa: F401 (shown_value: report's API, batio.matrix uses it)
+)
 
 GROUP_KEYS = ["platform", "workload", "engine"]
-# metric -> (heading, how a value is shown)
-SHOWN = {
-    "makespan": ("makespan (s)", "{:.1f}"),
-    "mean_wait": ("mean wait (s)", "{:.1f}"),
-    "max_wait": ("max wait (s)", "{:.1f}"),
-    "mean_slowdown": ("mean slowdown", "{:.3f}"),
-    "max_slowdown": ("max slowdown", "{:.3f}"),
-    "mean_bounded_slowdown": ("mean bounded slowdown", "{:.3f}"),
-    "max_bounded_slowdown": ("max bounded slowdown", "{:.3f}"),
-    "utilisation": ("utilisation", "{:.1%}"),
-    "bytes_moved": ("bytes moved (GB)", "{:.2f}"),
-    "mean_io_slowdown": ("mean I/O slowdown", "{:.3f}"),
-    "max_io_slowdown": ("max I/O slowdown", "{:.3f}"),
-}
-SCALE = {"bytes_moved": 1e-9}
-# The metrics whose paired differences get a verdict, and those where higher is better.
-JUDGED = ("makespan", "mean_wait", "mean_slowdown", "mean_bounded_slowdown", "utilisation", "mean_io_slowdown")
-HIGHER_IS_BETTER = {"utilisation", "succeeded"}
+COMMAND_FILE = "command.txt"
 
 
 # -- tables -------------------------------------------------------------------------------
@@ -64,7 +57,7 @@ def summary_table(results, baseline=None):
             windows = ok["window"].dropna().unique() if "window" in ok else []
             row = dict(zip(GROUP_KEYS, keys), policy=policy, runs=len(runs), runs_ok=len(ok),
                        seeds=" ".join(map(str, seeds)), window=", ".join(map(str, windows)),
-                       degraded=degradation(runs))
+                       degraded=degradation(runs), bsld_tau=verdict.tau_of(group))
             for metric in METRICS:
                 row[metric], row[f"{metric}_ci"] = uncertainty.interval(_values(ok, metric))
             rows.append(row)
@@ -111,21 +104,6 @@ def degradation(runs):
     return "; ".join(dict.fromkeys(reason for reason in reasons if reason))
 
 
-def shown_value(metric, value):
-    """A metric's value as tables show it ("-" when unknown)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return SHOWN[metric][1].format(value * SCALE.get(metric, 1))
-
-
-def shown_interval(metric, mean, half_width):
-    """``mean ± half-width`` as tables show the metric (the mean alone without an interval)."""
-    cell = shown_value(metric, mean)
-    if cell != "-" and not (half_width is None or math.isnan(half_width)):
-        cell += f" ± {shown_value(metric, half_width)}"
-    return cell
-
-
 def evaluated_cell(row):
     """The evaluated window of a summary row, e.g. "777 of 930 (category 1)" (means over replicas)."""
     if math.isnan(row["evaluated_jobs"]):
@@ -136,8 +114,7 @@ def evaluated_cell(row):
 def table_cells(group, baseline=None):
     """(header, rows) of one group's summary: one row per metric, one column per policy;
     values are means over replicas ± their 95 % half-width, with the ratio to the baseline."""
-    header = ["metric"] + [f"{row.policy}{' (baseline)' if row.policy == baseline else ''}"
-                           f"{' (DEGRADED: does not fit)' if row.degraded else ''}" for row in group.itertuples()]
+    header = ["metric"] + [policy_label(row.policy, row.degraded, baseline) for row in group.itertuples()]
     rows = [["runs ok"] + [f"{row.runs_ok}/{row.runs}" for row in group.itertuples()],
             ["evaluated jobs"] + [evaluated_cell(row) for _, row in group.iterrows()]]
     for metric, (heading, _) in SHOWN.items():
@@ -156,32 +133,48 @@ def _p(value):
     return "-" if value is None or math.isnan(value) else f"{value:.3g}"
 
 
+def tested(group, baseline):
+    """Whether a policy of ``group`` has paired differences to the baseline (2 pairs or more): a policy
+    without a successful run leaves every other policy's tests in place."""
+    others = group[group["policy"] != baseline]
+    return baseline is not None and "pairs" in others and bool((others["pairs"].fillna(0) >= 2).any())
+
+
 def difference_cells(group, baseline):
     """(header, rows): each policy's paired difference to the baseline on the judged metrics."""
     header = ["policy", "metric", "difference to baseline (95 % interval)", "pairs", "p (paired t)",
               "p (Wilcoxon)", "verdict"]
+    base = group[group["policy"] == baseline]
+    base_degraded = bool(len(base)) and bool(base["degraded"].iloc[0])
     rows = []
     for _, row in group[group["policy"] != baseline].iterrows():
+        if not row.get("pairs", 0) >= 2:
+            continue  # no test: the replica note and the findings say why
+        label = policy_label(row["policy"], row["degraded"] or (base_degraded and "baseline"))
         for metric in JUDGED:
             if f"{metric}_diff" not in row or math.isnan(row[f"{metric}_diff"]):
                 continue  # no value in the pairs (e.g. no I/O slowdown without reference runs)
-            rows.append([row["policy"], SHOWN[metric][0],
-                         shown_interval(metric, row[f"{metric}_diff"], row[f"{metric}_diff_ci"]),
+            rows.append([label, SHOWN[metric][0],
+                         shown_difference(metric, row[f"{metric}_diff"], row[f"{metric}_diff_ci"]),
                          f"{row['pairs']:.0f}", _p(row[f"{metric}_p_t"]), _p(row[f"{metric}_p_wilcoxon"]),
                          row[f"{metric}_verdict"]])
     return header, rows
 
 
 def replica_note(group):
-    """What the replicas are, or that there is no uncertainty estimate."""
-    replicas = int(group["runs_ok"].min()) if len(group) else 0
-    seeds = group["seeds"].iloc[0] if len(group) else ""
-    if replicas == 0:
-        return "A policy has no successful run: no comparison and no uncertainty estimate."
+    """What the replicas are, or that there is no uncertainty estimate; which policies have no run."""
+    ok = group[group["runs_ok"] > 0]
+    failed = list(group.loc[group["runs_ok"] == 0, "policy"])
+    if ok.empty:
+        return "No policy has a successful run: no comparison and no uncertainty estimate."
+    missing = (f" No successful run of {', '.join(failed)}: no values and no test (see Failed runs)."
+               if failed else "")
+    replicas = int(ok["runs_ok"].min())
     if replicas < 2:
         return ("One replica: no uncertainty estimate (no interval, no test). Replicas come from --seeds K "
-                "(a workload generator) or --windows LENGTH (a trace).")
-    return f"Means over {replicas} replicas (seeds or windows {seeds}) ± their 95 % Student t interval."
+                "(a workload generator) or --windows LENGTH (a trace)." + missing)
+    seeds = ok["seeds"].iloc[0]
+    return f"Means over {replicas} replicas (seeds or windows {seeds}) ± their 95 % Student t interval." + missing
 
 
 def _aligned(header, rows):
@@ -193,7 +186,7 @@ def _aligned(header, rows):
 def format_text(group, baseline=None):
     """The summary table as text, the replicas, and the paired differences to the baseline."""
     text = [_aligned(*table_cells(group, baseline)), replica_note(group)]
-    if baseline is not None and int(group["runs_ok"].min()) >= 2:
+    if tested(group, baseline):
         header, rows = difference_cells(group, baseline)
         if rows:
             text.append(_aligned(header, rows))
@@ -221,17 +214,25 @@ class GroupView:
 
 @dataclass(frozen=True)
 class ReportData:
-    """A comparison's or a sweep's results (``results.gather``'s table) with their summary, group views
-    and ``metrics.per_job_values`` of each successful run by run id."""
+    """A comparison's or a sweep's results (``results.gather``'s table) with their summary, group views,
+    ``metrics.per_job_values`` of each successful run by run id, and what both reports open with
+    (batio.verdict): the findings, the parameters, the windows, the failed and the degraded runs."""
 
     results: pd.DataFrame
     baseline: str | None
     summary: pd.DataFrame
     groups: list
     per_job: dict
+    tau: float = DEFAULT_BSLD_TAU
+    made_from: str | None = None
+    findings: tuple | None = None
+    parameters: list = field(default_factory=list)
+    windows: tuple | None = None
+    failed: list = field(default_factory=list)
+    degraded: list = field(default_factory=list)
 
 
-def report_data(results, out, baseline=None):
+def report_data(results, out, baseline=None, made_from=None):
     """The ReportData of ``results`` in the sweep folder ``out``; InputError when a successful run's outputs
     are incomplete (batio.metrics.check_outputs)."""
     out = Path(out)
@@ -239,15 +240,18 @@ def report_data(results, out, baseline=None):
     groups = []
     for keys, group in groups_of(summary):
         runs = results[(results[GROUP_KEYS] == pd.Series(dict(zip(GROUP_KEYS, keys)))).all(axis=1)]
-        paired = baseline is not None and int(group["runs_ok"].min()) >= 2
         groups.append(GroupView(keys, group, runs, replica_note(group), table_cells(group, baseline),
-                                difference_cells(group, baseline) if paired else None))
+                                difference_cells(group, baseline) if tested(group, baseline) else None))
     per_job = {row.run_id: per_job_values(out, row) for row in results[results["status"] == "ok"].itertuples()}
-    return ReportData(results, baseline, summary, groups, per_job)
+    tau = verdict.tau_of(results)
+    return ReportData(results, baseline, summary, groups, per_job, tau, made_from,
+                      verdict.findings(groups_of(summary), baseline) if baseline is not None else None,
+                      verdict.parameters(results, baseline, tau, made_from), verdict.windows(results),
+                      verdict.failed_rows(results), verdict.degraded_rows(summary))
 
 
 # -- figures ------------------------------------------------------------------------------
-def _figures(view, per_job, out, report_dir, several):
+def _figures(view, per_job, out, report_dir, several, replica="seed"):
     """Figures of one group, in its own folder when there are ``several``; returns (the path of its
     intervals figure, None without paired differences; Markdown lines linking the others)."""
     platform, workload, engine = view.keys
@@ -260,6 +264,7 @@ def _figures(view, per_job, out, report_dir, several):
                                            figures_dir / "intervals.png", f"{workload} on {platform}: means "
                                            "and 95 % intervals over replicas")
     figures_dir.mkdir(parents=True, exist_ok=True)
+    degraded = dict(zip(view.summary["policy"], view.summary["degraded"]))
     ok = view.runs[view.runs["status"] == "ok"]
     if ok.empty:
         return intervals, ["No successful run: no figures."]
@@ -267,11 +272,12 @@ def _figures(view, per_job, out, report_dir, several):
     shown = ok.sort_values("seed", na_position="first").groupby("policy", sort=False).head(1)
     prefixes = {row.policy: out / row.run_dir / "out" for row in shown.itertuples()}
     end = float(pd.to_numeric(shown["makespan"], errors="coerce").max() or 1.0)
-    seed_note = "" if shown["seed"].isna().all() else f" (seed {shown['seed'].dropna().min()})"
+    seed_note = "" if shown["seed"].isna().all() else f" ({replica} {shown['seed'].dropna().min()})"
     lines = []
     for policy, prefix in prefixes.items():
         path = figures_dir / f"gantt-{slug(policy)}.png"
-        plots.allocation_and_throughput(prefix, path, f"{policy} on {workload_platform}{seed_note}", end)
+        plots.allocation_and_throughput(prefix, path, f"{policy_label(policy, degraded.get(policy))} on "
+                                                      f"{workload_platform}{seed_note}", end)
         lines.append(f"![{policy}: node allocation and storage throughput]({path.relative_to(report_dir)})")
     path = plots.utilisation_over_time(prefixes, figures_dir / "utilisation.png",
                                        f"utilisation over time, {workload_platform}{seed_note}", end)
@@ -288,29 +294,18 @@ def _figures(view, per_job, out, report_dir, several):
 
 
 # -- the report ----------------------------------------------------------------------------
-def _input_rows(results):
+def _input_rows(results, replica="seed"):
     """The rows of the Inputs table: each platform, workload and scheduler with its file and SHA-256."""
     rows = set()
     for row in results.itertuples():
         rows.add(("platform", row.platform, row.platform_file, row.platform_sha256))
-        rows.add(("workload", f"{row.workload}" + ("" if pd.isna(row.seed) else f" (seed {row.seed})"),
+        rows.add(("workload", f"{row.workload}" + ("" if pd.isna(row.seed) else f" ({replica} {row.seed})"),
                   row.workload_file, row.workload_sha256))
     for scheduler, runs in results.groupby("scheduler", sort=False):
         sha = runs["scheduler_sha256"].iloc[0]
         rows.add(("scheduler", ", ".join(dict.fromkeys(runs["policy"])), scheduler,
                   sha if isinstance(sha, str) else "-"))
     return sorted(rows, key=lambda r: (r[0], str(r[1])))
-
-
-def _failed_rows(results):
-    """The rows of the Failed runs table: each failed run, and each reference run without which a
-    policy run has no I/O slowdown."""
-    failed = [(row.policy, row, row.error) for row in results.itertuples() if row.status != "ok"]
-    failed += [("reference run (jobs alone): no I/O slowdown", row, row.reference_error)
-               for row in results.drop_duplicates("reference_run").itertuples()
-               if isinstance(getattr(row, "reference_error", ""), str) and row.reference_error]
-    return [[what, row.workload, "-" if pd.isna(row.seed) else row.seed, row.platform, row.engine,
-             str(error).splitlines()[0] if str(error) else "?"] for what, row, error in failed]
 
 
 def _group_lines(view, baseline, intervals, figures, report_dir):
@@ -327,6 +322,25 @@ def _group_lines(view, baseline, intervals, figures, report_dir):
     return lines + [line + "\n" for line in figures]
 
 
+def opening_lines(data):
+    """The Markdown report's opening: the findings first, then every parameter that shaped them."""
+    lines = []
+    if data.findings is not None:
+        lines += ["## Findings", "", f"Each policy against **{data.baseline}**, on the same replicas: the verdict of "
+                  "its paired difference (95 % interval; see the paired differences below).", "",
+                  markdown_table(*data.findings, align_right_from=1), ""]
+    if data.degraded:
+        lines += [f"**{DEGRADED}**: " + "; ".join(f"{policy} was run on inputs it does not fit ({why})"
+                                                   for policy, why in data.degraded) + ".", ""]
+    if data.failed:
+        lines += [f"**{len(data.failed)} failed run{'s' if len(data.failed) != 1 else ''}**: see Failed runs.", ""]
+    lines += ["## Parameters", "", markdown_table(["parameter", "value"], [
+        [name, f"`{value}`" if name == "command" else value] for name, value in data.parameters]), ""]
+    if data.windows is not None:
+        lines += ["Windows (the replicas):", "", markdown_table(*data.windows), ""]
+    return lines
+
+
 def write_report(data, out, title="comparison", made_from=None):
     """Write OUT/report (see the module doc) from the ReportData of ``out``; return the path of report.md."""
     results, baseline, summary = data.results, data.baseline, data.summary
@@ -336,30 +350,32 @@ def write_report(data, out, title="comparison", made_from=None):
     for name, table in (("summary.csv", summary), ("results.csv", results)):
         with written(report_dir / name):
             table.to_csv(report_dir / name, index=False)
-    figures = [_figures(view, data.per_job, Path(out), report_dir, len(data.groups) > 1) for view in data.groups]
-    degraded = summary[summary["degraded"] != ""].drop_duplicates("policy") if len(summary) else summary
-    failed, inputs = _failed_rows(results), _input_rows(results)
+    replica = "window" if data.windows is not None else "seed"
+    figures = [_figures(view, data.per_job, Path(out), report_dir, len(data.groups) > 1, replica)
+               for view in data.groups]
+    made_from = made_from or data.made_from
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"# batio {title}", "",
              f"Made by batio {__version__} on {now}" + (f" from `{made_from}`" if made_from else "") + ".",
              f"{len(results)} run{'s' if len(results) != 1 else ''}, "
              f"{int((results['status'] == 'ok').sum())} succeeded."
              + (f" Ratios (x) are to **{baseline}**." if baseline else ""), ""]
+    lines += opening_lines(data)
     for view, (intervals, figure_lines) in zip(data.groups, figures):
         lines += _group_lines(view, baseline, intervals, figure_lines, report_dir)
-    if len(degraded):
+    if data.degraded:
         lines += ["## Degraded: policies run on inputs they do not fit (--allow-unfit)", "",
-                  markdown_table(["policy", "what the inputs lack"],
-                                 [[row.policy, row.degraded] for row in degraded.itertuples()]), ""]
-    if failed:
-        lines += ["## Failed runs", "",
-                  markdown_table(["run", "workload", "seed", "platform", "engine", "error"], failed), ""]
-    lines += ["## Inputs", "", markdown_table(["input", "used by", "file", "SHA-256"], inputs), "",
-              "## Definitions", "", DEFINITIONS,
+                  markdown_table(["policy", "what the inputs lack"], data.degraded), ""]
+    if data.failed:
+        lines += ["## Failed runs", "", markdown_table(verdict.FAILED_HEADER, data.failed), ""]
+    inputs = markdown_table(["input", "used by", "file", "SHA-256"], _input_rows(results, replica))
+    lines += ["## Inputs", "", inputs, "",
+              "## Definitions", "", definitions(data.tau),
               "## Files", "",
               "- `summary.csv`: the tables above, one row per group and policy, with `*_ratio` columns.",
               "- `results.csv`: one row per run: inputs, options, seed, metrics, status, error, input hashes.",
               "- `figures/`: the figures above.",
+              f"- `{COMMAND_FILE}`: the command that made this report.",
               "- `report.html`: this report as an interactive page that opens offline (zoom, a tooltip per job).",
               "- `../runs/RUN_ID/`: each run's Batsim output files, `out_run.json` and `result.json`.", ""]
     path = report_dir / "report.md"
@@ -369,10 +385,17 @@ def write_report(data, out, title="comparison", made_from=None):
 
 def write_reports(results, out, baseline=None, title="comparison", made_from=None):
     """OUT/report (report.md, report.html and the rest) from ``results.gather``'s table; returns report.md's path."""
-    data = report_data(results, out, baseline)
-    path = write_report(data, out, title=title, made_from=made_from)
+    data = report_data(results, out, baseline, made_from)
+    path = write_report(data, out, title=title)
+    write_text(path.parent / COMMAND_FILE, (made_from or "") + "\n")  # for the page `batio report` draws again
     html_report.write_folder_page(data, out, title=title)
     return path
+
+
+def _made_from(folder):
+    """The command a comparison or a sweep was made by, as write_reports kept it (None before it did)."""
+    path = Path(folder) / "report" / COMMAND_FILE
+    return path.read_text().strip() or None if path.is_file() else None
 
 
 def write_page(folder, baseline=None):
@@ -382,7 +405,7 @@ def write_page(folder, baseline=None):
         results = pd.read_csv(folder / "results.csv")
         if baseline is not None and baseline not in set(results["policy"]):
             raise InputError("--baseline", f"{baseline!r} is not a policy of {folder / 'results.csv'}")
-        data = report_data(results, folder, baseline or results["policy"].iloc[0])
+        data = report_data(results, folder, baseline or results["policy"].iloc[0], _made_from(folder))
         return html_report.write_folder_page(data, folder, title=f"results of {folder.name}")
     if (folder / "out_jobs.csv").is_file() or (folder / "out_run.json").is_file():
         return html_report.write_run_page(folder)

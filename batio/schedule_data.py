@@ -2,10 +2,12 @@
 
 - the jobs of ``out_jobs.csv``, each with the bytes its profile moves to or
   from storage (from the workload file ``out_run.json`` names, used only if
-  its SHA-256 still matches the run's), its I/O intensity class and whether it
-  was backfilled;
-- the storage throughput of ``out_io.csv`` and its capacity (``out_run.json``'s
-  ``storage_bandwidth``, which the embedded engine records);
+  its SHA-256 still matches the run's), its class of bytes (a property of the
+  job, so that its colour is the same under every policy) and whether it was
+  backfilled;
+- the storage throughput of ``out_io.csv`` and the capacity that binds it: the
+  narrowest link shared by every route to storage (``binding_capacity``), not
+  the sum of the storage hosts' links;
 - utilisation (``out_machine_states.csv``) and queue length over time.
 
 A job is **backfilled** when it started before a job submitted earlier that
@@ -14,8 +16,10 @@ was still waiting: some job K with submit(K) < submit(J) started after J did
 """
 
 from dataclasses import dataclass
+import functools
 import hashlib
 import json
+import logging
 import math
 from pathlib import Path
 
@@ -23,13 +27,18 @@ import numpy as np
 import pandas as pd
 
 from batio import metrics
+from batio.engines.embedded import routes
+from batio.errors import BatioError
+from batio.metrics import job_bytes
 
-# I/O intensity: bytes moved per second of the job's execution, in decades.
-INTENSITY = [("no I/O", 0.0), ("< 10 MB/s", 1e7), ("10-100 MB/s", 1e8), ("0.1-1 GB/s", 1e9), (">= 1 GB/s", math.inf)]
+# The bytes a job's profile moves, in decades: not per second of its run, which changes with the policy.
+INTENSITY = [("no I/O", 0.0), ("< 1 GB", 1e9), ("1-10 GB", 1e10), ("10-100 GB", 1e11), (">= 100 GB", math.inf)]
+LEGEND = "bytes the job moves"
 UNKNOWN = "bytes unknown"
 CLASSES = [name for name, _ in INTENSITY] + [UNKNOWN]
-# Light to dark with the I/O rate (ColorBrewer YlOrRd), grey for no I/O, blue for unknown bytes.
+# Light to dark with the bytes (ColorBrewer YlOrRd), grey for no I/O, blue for unknown bytes.
 COLOURS = dict(zip(CLASSES, ["#bdbdbd", "#fed976", "#fd8d3c", "#e31a1c", "#800026", "#80b1d3"]))
+logger = logging.getLogger(__name__)
 # The time unit a span is shown in: seconds up to 2 h, hours up to 3 days, then days.
 UNITS = [("s", 1.0, 7200.0), ("h", 3600.0, 3 * 86400.0), ("days", 86400.0, math.inf)]
 
@@ -47,33 +56,15 @@ class Run:
     record: dict
     nb_compute: int
     throughput: tuple | None    # (times, read B/s, write B/s); None without out_io.csv
-    capacity: float | None      # bytes/s the storage hosts' links carry at most
+    capacity: float | None      # bytes/s all jobs' storage traffic can reach at most (binding_capacity)
     utilisation: tuple          # (times, fraction of compute hosts busy)
     queue: tuple                # (times, jobs submitted and not started)
     notes: list
 
 
-def profile_bytes(profiles, name, hosts, seen=()):
-    """Bytes a job of ``hosts`` hosts moves to or from storage with profile ``name``; NaN if unknown."""
-    profile = profiles.get(name)
-    if profile is None or name in seen:
-        return math.nan
-    kind = profile.get("type")
-    if kind == "parallel_homogeneous_pfs":
-        return hosts * (float(profile.get("bytes_to_read", 0)) + float(profile.get("bytes_to_write", 0)))
-    if kind == "data_staging":
-        return float(profile.get("nb_bytes", 0))
-    if kind == "composed":
-        parts = [profile_bytes(profiles, part, hosts, (*seen, name)) for part in profile.get("seq", [])]
-        return int(profile.get("repeat", 1)) * sum(parts)
-    if kind in ("delay", "parallel_homogeneous", "parallel_homogeneous_total", "parallel"):
-        return 0.0  # compute and traffic between the job's own hosts: no storage
-    return math.nan
-
-
 def _job_bytes(jobs, record, notes):
     """Per job, the bytes of its profile, from workloads whose digest matches the run's record."""
-    values = pd.Series(math.nan, index=jobs.index)
+    profiles_of = {}
     for index, path in enumerate(record["spec"]["workloads"]):
         recorded = record.get("inputs_sha256", {}).get(str(path))
         try:
@@ -85,21 +76,17 @@ def _job_bytes(jobs, record, notes):
         if digest != recorded:
             notes.append(f"workload {path} changed since the run (SHA-256 differs): job bytes unknown")
             continue
-        profiles = json.loads(Path(path).read_text()).get("profiles", {})
-        mine = jobs["workload_name"] == f"w{index}"
-        values[mine] = [profile_bytes(profiles, profile, hosts) for profile, hosts in
-                        zip(jobs.loc[mine, "profile"], jobs.loc[mine, "requested_number_of_resources"])]
-    return values
+        profiles_of[f"w{index}"] = json.loads(Path(path).read_text()).get("profiles", {})
+    return job_bytes(jobs, profiles_of)
 
 
-def intensity_class(bytes_moved, seconds):
-    """The INTENSITY class of a job (UNKNOWN when its bytes are)."""
+def intensity_class(bytes_moved):
+    """The INTENSITY class of a job's bytes (UNKNOWN when they are)."""
     if math.isnan(bytes_moved):
         return UNKNOWN
     if bytes_moved == 0:
         return INTENSITY[0][0]
-    rate = bytes_moved / max(seconds, 1e-9)
-    return next(name for name, limit in INTENSITY[1:] if rate < limit)
+    return next(name for name, limit in INTENSITY[1:] if bytes_moved < limit)
 
 
 def backfilled(jobs):
@@ -131,7 +118,8 @@ def aggregate_throughput(prefix):
 
 
 def storage_capacity(record):
-    """(sum of the storage hosts' link bandwidths, a note or None)."""
+    """(sum of the storage hosts' link bandwidths, a note or None): out_run.json alone, when the
+    platform file is gone; it overstates when storage hosts share the link that binds."""
     bandwidths = record.get("storage_bandwidth")
     if not bandwidths:
         return None, ("no capacity line: out_run.json records no storage_bandwidth (runs of batio's embedded "
@@ -140,6 +128,37 @@ def storage_capacity(record):
         return None, "no capacity line: a storage host has no link that every compute host's route crosses"
     note = None if len(bandwidths) == 1 else "capacity: the sum of the storage hosts' links"
     return float(sum(bandwidths.values())), note
+
+
+@functools.lru_cache(maxsize=16)
+def _route_capacity(platform, digest):
+    """routes.capacity of a platform file, once per file and content (a child process each)."""
+    del digest  # the key of the cache: a changed file is read again
+    return routes.capacity(platform)
+
+
+def binding_capacity(record):
+    """(bytes/s of the link that binds all jobs' storage traffic (routes.capacity; the smaller of
+    read and write), a note or None); from ``storage_capacity`` when the platform file is gone or changed."""
+    platform = str(record.get("spec", {}).get("platform", ""))
+    try:
+        with open(platform, "rb") as stream:
+            digest = hashlib.file_digest(stream, "sha256").hexdigest()
+    except OSError:
+        digest = None
+    if digest is None or digest != record.get("inputs_sha256", {}).get(platform):
+        return storage_capacity(record)
+    try:
+        found = _route_capacity(platform, digest)
+    except BatioError as error:
+        logger.warning("no capacity line: %s", error)
+        return None, f"no capacity line: {error}"
+    read, write = found["read"], found["write"]
+    if math.isinf(min(read, write)):
+        return None, "no capacity line: no link on the routes to storage bounds all jobs' transfers"
+    note = None if read == write else (f"capacity: reads {read / 1e9:.3g} GB/s, writes {write / 1e9:.3g} GB/s; "
+                                       "the line is the smaller")
+    return float(min(read, write)), note
 
 
 def utilisation(prefix):
@@ -169,11 +188,11 @@ def load_run(prefix):
     all_jobs["bytes"] = _job_bytes(all_jobs, record, notes)
     all_jobs["backfilled"] = backfilled(all_jobs)
     jobs = all_jobs[all_jobs["starting_time"].notna()].copy()
-    jobs["intensity"] = [intensity_class(b, t) for b, t in zip(jobs["bytes"], jobs["execution_time"])]
+    jobs["intensity"] = [intensity_class(value) for value in jobs["bytes"]]
     throughput = aggregate_throughput(prefix)
     if throughput is None:
         notes.append("no out_io.csv (runs on real Batsim): no storage throughput")
-    capacity, note = storage_capacity(record)
+    capacity, note = binding_capacity(record) if throughput is not None else (None, None)
     notes += [note] if note and throughput is not None else []
     return Run(jobs, record, int(record["nb_compute_resources"]), throughput, capacity, utilisation(prefix),
                queue_length(all_jobs), notes)

@@ -24,7 +24,8 @@ pc() {  # pc NAME LIBS: a pkg-config file for a library installed by hand
 }
 
 src=$(source_of intervalset https://framagit.org/batsim/intervalset.git "$INTERVALSET_REV")
-g++ -O2 -fPIC -shared -std=c++11 -I"$src/include" "$src/src/intervalset.cpp" -Wl,-soname,libintervalset.so -o "$PREFIX/lib/libintervalset.so"
+# c++17 as Batsim itself: intervalset.cpp uses C++14 string literals ("..."s).
+g++ -O2 -fPIC -shared -std=c++17 -I"$src/include" "$src/src/intervalset.cpp" -Wl,-soname,libintervalset.so -o "$PREFIX/lib/libintervalset.so"
 cp "$src/include/intervalset.hpp" "$PREFIX/include/"
 pc intervalset -lintervalset
 

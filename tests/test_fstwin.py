@@ -24,10 +24,10 @@ def row(fs="cscratch", app="/bin/ior", nprocs="512", start="1500000000", end="15
     return [fs, app, nprocs, start, end, bw, read, written, files_r, files_w, fs_read, fs_written, "x"]
 
 
-def write_summaries(path, rows):
+def write_summaries(path, rows, header=HEADER):
     with gzip.open(path, "wt", newline="") as stream:
         writer = csv.writer(stream)
-        writer.writerow(HEADER)
+        writer.writerow(header)
         writer.writerows(rows)
     return path
 

@@ -3,14 +3,13 @@ zero counters, one process count for every run) and an engine check that has
 nothing to compare. Mira's file is not in ../shared: the files here are made
 with its header's names, the other columns those of Cori's file."""
 
-import csv
-import gzip
 import json
 import logging
 import re
 
 import pandas as pd
 import pytest
+from test_fstwin import write_summaries
 
 from batio import fstwin, fstwin_read
 from batio.cli import main
@@ -32,11 +31,7 @@ def run(day=0, fs="mira-fs1", app="/bin/ior", nprocs=16384, bw=1024.0, read=0.0,
 
 
 def write(path, rows, header=MIRA):
-    with gzip.open(path, "wt", newline="") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
+    return write_summaries(path, rows, header)
 
 
 def test_byte_counters_read_as_gib_ones(tmp_path):

@@ -189,3 +189,14 @@ def test_headroom_names_both_ends_of_the_machine_share(tmp_path):
     # job 2 11 s (73); one rank at a time: 2 x min(1000, 31 x 128) + min(500, 11 x 64) = 2500.
     assert bound["io_share_low"] == pytest.approx(73 / 2500)
     assert bound["io_share_of_machine_high"] == pytest.approx(2500 / 160000)
+
+
+def test_a_transfer_of_nanoseconds_keeps_a_positive_time_that_io_aware_accepts(tmp_path):
+    # 100 B written at 1 GB/s: 1e-7 s, which six decimals would round to 0 (io_aware refuses 0).
+    paths = weeks(tmp_path, [row("w", 1, 0, 100, 1, 1, 0, 100, 0, 0.0000001)])
+    workload, _ = iomodel.read_week(paths["w"])
+    iophases.give_io_times(workload, {"1": 1e-7}, {"1": 100.0}, FS16, "low")
+    assert workload["jobs"][0]["io_alone_s"] == pytest.approx(1e-7)
+    path = iophases.write(workload, tmp_path / "own.json")
+    assert main(["run", "--platform", str(PLATFORM_16), "--workload", str(path), "--scheduler", "io_aware",
+                 "--options", '{"limit": 1}', "--out", str(tmp_path / "run")]) == 0

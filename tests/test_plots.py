@@ -13,7 +13,7 @@ JOBS = pd.DataFrame({
     "execution_time": [10.0, 3.0, 2.5],
     "allocated_resources": ["0-1 4", "2", "3-5"],
     "final_state": ["COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED", "COMPLETED_SUCCESSFULLY"],
-    "intensity": ["no I/O", ">= 1 GB/s", "no I/O"],
+    "intensity": ["no I/O", ">= 100 GB", "no I/O"],
 })
 
 
@@ -35,10 +35,10 @@ def test_a_job_that_did_not_succeed_has_red_edges_and_the_others_black():
     assert edges == [black, black, red, black]
     assert list(rectangles.get_linewidths()) == [0.3, 0.3, 1.2, 0.3]
 
-def test_jobs_are_coloured_by_their_io_intensity_and_times_scaled_to_the_unit():
+def test_jobs_are_coloured_by_their_bytes_class_and_times_scaled_to_the_unit():
     rectangles = draw_allocation(_axes(), JOBS, unit=3600.0)
     faces = [tuple(colour) for colour in rectangles.get_facecolors()]
-    assert faces == [to_rgba(COLOURS[name]) for name in ("no I/O", "no I/O", ">= 1 GB/s", "no I/O")]
+    assert faces == [to_rgba(COLOURS[name]) for name in ("no I/O", "no I/O", ">= 100 GB", "no I/O")]
     assert rectangles.get_paths()[2].get_extents().bounds[0] == 5.0 / 3600  # job 2 starts at 5 s
 
 

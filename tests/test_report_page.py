@@ -74,7 +74,7 @@ def test_no_io_leaves_out_the_storage_panel_and_says_so(run, tmp_path):
     with_io = load_run(run / "out")
     figure, detail = gantt_figure(with_io, "easy", span_of({"easy": with_io}), {})
     assert len(detail["jobs"]["id"]) == 12 and detail["limit"] >= 12  # the page draws them all
-    capacity = [trace for trace in figure.data if trace.name == "capacity (storage link bandwidth)"]
+    capacity = [trace for trace in figure.data if trace.name == "capacity (narrowest shared link)"]
     assert list(capacity[0].y) == [1.0, 1.0]  # cluster16_pfs's pfs link: 1 GB/s
     silent = tmp_path / "silent"
     shutil.copytree(run, silent)

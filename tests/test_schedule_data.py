@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from batio.html_report import occupancy, step_means
-from batio.schedule_data import backfilled, intensity_class, profile_bytes, storage_capacity, time_unit
+from batio.metrics import profile_bytes
+from batio.schedule_data import backfilled, intensity_class, storage_capacity, time_unit
 
 
 def test_backfilled_means_started_before_a_job_submitted_earlier_that_was_waiting():
@@ -41,12 +42,12 @@ def test_profile_bytes_follow_batsims_profile_types():
         assert math.isnan(profile_bytes(profiles, unknown, 1))
 
 
-def test_intensity_classes_are_decades_of_bytes_per_second():
-    assert intensity_class(0.0, 10) == "no I/O"
-    assert intensity_class(5e7, 10) == "< 10 MB/s"
-    assert intensity_class(5e8, 10) == "10-100 MB/s"
-    assert intensity_class(1e10, 10) == ">= 1 GB/s"
-    assert intensity_class(math.nan, 10) == "bytes unknown"
+def test_classes_are_decades_of_the_bytes_a_job_moves_whatever_its_run():
+    assert intensity_class(0.0) == "no I/O"
+    assert intensity_class(5e8) == "< 1 GB"
+    assert intensity_class(5e9) == "1-10 GB"
+    assert intensity_class(1e12) == ">= 100 GB"
+    assert intensity_class(math.nan) == "bytes unknown"
 
 
 @pytest.mark.parametrize(("span", "unit"), [(7200, "s"), (7201, "h"), (3 * 86400, "h"), (3 * 86400 + 1, "days")])

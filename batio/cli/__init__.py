@@ -7,7 +7,8 @@
     batio calibrate MEASURED.csv --out DIR [--unit GB/s] [--platform P --element ID]
     batio twin SUMMARIES.csv.gz --out DIR [--system NAME] [--fit-until YYYY-MM-DD] [--engine-check N]
     batio import swf|sacct|jobsio TRACE --out WORKLOAD.json [--from T --to T --warmup D --cooldown D ...]
-    batio validate --platform P --workload W.json [--train T.json] [--out DIR]
+    batio validate --platform P --workload W.json --train T.json [T2.json ...] | --model M.json [--out DIR]
+    batio iomodel train|apply W.json ... --platform P [--model M.json] [--end low|high] [--seed S] --out OUT
     batio validate --benchmarks SUMMARIES.csv.gz [--platform TWIN.xml] [--fit-until YYYY-MM-DD] [--out DIR]
     batio platform --nodes N --cores C --speed FLOPS --node-link BW --pfs-bandwidth BW --out PLATFORM.xml
     batio list
@@ -16,6 +17,7 @@
 
 import logging
 import math
+import shlex
 import signal
 import sys
 import threading
@@ -68,6 +70,8 @@ def main(argv=None):
     logging.basicConfig(format="batio: %(levelname)s: %(message)s", level=logging.WARNING)
     logging.getLogger("batio.progress").setLevel(logging.INFO)  # progress lines off a terminal (batio.progress)
     args = parser().parse_args(argv)
+    # The command as typed, every flag included: a comparison's report names it.
+    args.command_line = shlex.join(["batio", *(sys.argv[1:] if argv is None else argv)])
     handlers = {}
     if threading.current_thread() is threading.main_thread():
         handlers = {signum: signal.signal(signum, _terminate) for signum in (signal.SIGTERM, signal.SIGHUP)}

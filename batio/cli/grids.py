@@ -26,7 +26,9 @@ def _print_tables(table, baseline):
 def _runs_outcome(table, counts, out, report_path, skipped_pairs=None):
     """Where the results are, and exit status 1 when a run failed. `skipped_pairs`: a matrix's, said on its page."""
     on_page = "" if skipped_pairs is None else f"; {skipped_pairs} pairs skipped (see the page)"
-    print(f"runs: {counts['planned']} planned (reference runs included), {counts['ran']} run now, "
+    references = counts["planned"] > len(table)  # the table has the policy runs only
+    print(f"runs: {counts['planned']} planned{' (reference runs included)' if references else ''}, "
+          f"{counts['ran']} run now, "
           f"{counts['skipped']} already finished{on_page}")
     print(f"results: {Path(out).resolve() / 'results.csv'}")
     print(f"{'report:' if skipped_pairs is None else 'page:':<8} {report_path}")
@@ -52,6 +54,7 @@ def command_compare(args):
                            args.baseline, args.engine, io_slowdown=not args.no_io_slowdown, run_options=run_options,
                            windows=args.windows, window_options=window_options, bsld_tau=args.bsld_tau,
                            allow_unfit=args.allow_unfit)
+    grid.made_from = args.command_line
     table, counts, report_path = compare(grid, args.out, workers=args.workers, progress=not args.quiet,
                                          force=args.force)
     _print_tables(table, grid.baseline)
@@ -62,6 +65,7 @@ def command_sweep(args):
     from batio.sweep import load_config, run_grid
     grid = load_config(args.config)
     grid.allow_unfit = grid.allow_unfit or args.allow_unfit
+    grid.made_from = args.command_line
     out = Path(args.out) if args.out else Path("out") / "sweeps" / Path(args.config).stem
     make_folder(out)
     table, counts, report_path = run_grid(grid, out, workers=args.workers, scheduler_address=args.scheduler_address,

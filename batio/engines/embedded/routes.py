@@ -61,15 +61,54 @@ def _measure(path):
     return {"client_read": client_read, "fs_read": fs_read, "client_write": client_write, "fs_write": fs_write}
 
 
-def bandwidths(platform):
-    """The Bandwidths of a platform file, read by SimGrid in a child process."""
-    done = subprocess.run([sys.executable, "-m", "batio.engines.embedded.routes", str(platform)],
+def _capacity(path):
+    """Bytes/s all jobs together can read, and write: the narrowest link that every route between the
+    compute hosts and every storage host crosses, or the storage hosts' own narrowest shared links
+    added up when they are narrower (a link several storage hosts share is counted once this way)."""
+    import simgrid
+
+    from batio.inputs.platform import classify
+    engine = simgrid.Engine(["routes", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
+    engine.load_platform(path)
+    engine.netzone_root.seal()
+    hosts = {host.name: host for host in engine.all_hosts}
+    platform = classify(path, list(hosts))
+    clients = [hosts[resource.name] for resource in platform.compute[:1] + platform.compute[-1:]]
+    found = {}
+    for direction in ("read", "write"):
+        per_storage, everywhere = [], None
+        for storage in (hosts[resource.name] for resource in platform.storage):
+            routes = [{link.name: link.bandwidth for link in (storage.route_to(client) if direction == "read"
+                                                              else client.route_to(storage))[0]} for client in clients]
+            shared = set(routes[0]).intersection(*routes[1:])
+            per_storage.append(min((routes[0][name] for name in shared), default=math.inf))
+            everywhere = shared if everywhere is None else everywhere & shared
+            widths = routes[0]
+        common = min((widths[name] for name in everywhere or ()), default=math.inf)
+        found[direction] = min(common, sum(per_storage)) if per_storage else math.inf
+    return found
+
+
+def _child(platform, *flags):
+    """The last line of JSON the child process prints for ``platform``; InputError when it fails."""
+    done = subprocess.run([sys.executable, "-m", "batio.engines.embedded.routes", str(platform), *flags],
                           capture_output=True, text=True, check=False)
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         said = (done.stdout + done.stderr).strip().splitlines()
         raise InputError(platform, f"cannot read its routes to the storage host: {said[-1] if said else 'no answer'}")
-    values = {key: math.inf if value is None else value for key, value in json.loads(lines[-1]).items()}
+    return {key: math.inf if value is None else value for key, value in json.loads(lines[-1]).items()}
+
+
+def capacity(platform):
+    """{"read": bytes/s, "write": bytes/s} the platform's storage serves all jobs at most
+    (``math.inf`` without a bounding link), read by SimGrid in a child process."""
+    return _child(platform, "--capacity")
+
+
+def bandwidths(platform):
+    """The Bandwidths of a platform file, read by SimGrid in a child process."""
+    values = _child(platform)
     if math.isinf(values["fs_read"]) and math.isinf(values["client_read"]):
         raise InputError(platform, "no link between the compute hosts and the storage host bounds a transfer")
     return Bandwidths(**values)
@@ -79,7 +118,7 @@ if __name__ == "__main__":
     from batio.errors import exits_on_error
 
     def _main():
-        found = _measure(sys.argv[1])
+        found = _capacity(sys.argv[1]) if sys.argv[2:] == ["--capacity"] else _measure(sys.argv[1])
         print(json.dumps({key: None if math.isinf(value) else value for key, value in found.items()}))
 
     exits_on_error(_main)()
