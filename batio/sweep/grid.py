@@ -5,7 +5,8 @@ import signal
 
 from batio import report
 from batio.errors import Interrupted
-from batio.sweep import folder
+from batio.sweep.folder import check as check_folder
+from batio.sweep.folder import take as take_folder
 from batio.sweep.plan import plan
 from batio.sweep.results import RESULTS_FILE, gather
 from batio.sweep.run import INTERRUPTED, run_all
@@ -19,10 +20,10 @@ def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False
     grid is refused unless ``force`` (batio.sweep.folder; ``command`` names the one to rerun).
     Returns (results table, counts, path of report.md)."""
     out = Path(out).resolve()
-    replaced = folder.check(out, grid, force, command)
+    replaced = check_folder(out, grid, force, command)
     out.mkdir(parents=True, exist_ok=True)
     runs = plan(grid, out)  # a grid refused here leaves the folder's earlier grid as it was
-    folder.take(out, grid, replaced, command)
+    take_folder(out, grid, replaced, command)
     stopped = None
     try:
         counts = run_all(runs, out, workers, scheduler_address, retry_failed, progress)
