@@ -82,6 +82,13 @@ def io_table(workload, fs):
     return table
 
 
+def high_end(table, low):
+    """The high end that follows from low-end seconds: times the job's ranks doing I/O (1 where
+    unknown), capped by its run time (never below the low end)."""
+    ranks = table["io_ranks"].where(np.isfinite(table["io_ranks"]), 1.0).to_numpy()
+    return np.minimum(low * ranks, np.maximum(table["runtime"].to_numpy(), low))
+
+
 def read_write_floor(table, fs):
     """Seconds the jobs' bytes take at the file system's bandwidths (the whole machine's, not a client's)."""
     return table["read_bytes"] / fs.fs_read + table["written_bytes"] / fs.fs_write

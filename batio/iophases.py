@@ -153,13 +153,12 @@ def own_io(workload, model, fs, end, seed=None, replay=None):
     end); drawn around that from the model's held-out errors when ``seed`` is given. At the high end, with
     ``replay``, lowered until each job ends within its record (``within_record``). Returns what was done
     (counts), for the workload's trace block."""
-    from batio.iomodel import io_table
+    from batio.iomodel import high_end, io_table
     table = io_table(workload, fs)
     predicted, source = model.predict(table)
     known = np.isfinite(table["measured"]).to_numpy()
     if end == "high":
-        ranks = table["io_ranks"].where(np.isfinite(table["io_ranks"]), 1.0)
-        predicted = np.minimum(predicted * ranks, np.maximum(table["runtime"], predicted))
+        predicted = high_end(table, predicted)
     seconds = np.where(known, table[end], predicted)
     compute = table["runtime"].to_numpy() - np.where(known, table[end], predicted)
     if seed is not None:

@@ -69,7 +69,9 @@ def replay(platform, workload_path, out_prefix):
     return jobs[["job_id", "starting_time", "execution_time", "final_state"]]
 
 
-def _replayer(platform, folder, name):
+def replayer(platform, folder, name):
+    """A function that replays a workload (a dict) on ``platform``, each call in its own numbered
+    folder ``folder/NAME1``, ``NAME2``...: what ``iophases.within_record`` calls."""
     rounds = iter(range(1, 100))
 
     def run(workload):
@@ -130,14 +132,13 @@ def score_week(platform, path, model, fs, folder):
         raise InputError(path, "no job with bytes and a measured transfer time (records without rank counts "
                                "import as io_time_unknown: see the workload's trace block), so nothing to validate")
     predicted, source = model.predict(table)
-    ranks = table["io_ranks"].where(np.isfinite(table["io_ranks"]), 1.0)
-    predicted_high = np.minimum(predicted * ranks, np.maximum(table["runtime"], predicted))
+    predicted_high = iomodel.high_end(table, predicted)
     known = np.isfinite(table["measured"])
     ends = iophases.measured_ends(table)
 
     measured_high = copy.deepcopy(workload)
     iophases.give_io_times(measured_high, *ends["high"], fs, "high")
-    unfit = iophases.within_record(measured_high, _replayer(platform, folder, "high_measured"))
+    unfit = iophases.within_record(measured_high, replayer(platform, folder, "high_measured"))
     allowed = {str(job["id"]): job["io_alone_s"] for job in measured_high["jobs"] if "io_alone_s" in job}
     high = table["job_id"].map(allowed).to_numpy(dtype=float)
 
@@ -151,7 +152,7 @@ def score_week(platform, path, model, fs, folder):
         ids = table["job_id"]
         iophases.give_io_times(scenario, dict(zip(ids, seconds)), dict(zip(ids, rest)), fs, end,
                                dict(zip(ids, source)))
-        jobs = _replayer(platform, folder, f"{end}_predicted")(scenario).set_index("job_id")
+        jobs = replayer(platform, folder, f"{end}_predicted")(scenario).set_index("job_id")
         suffix = "" if end == "low" else "_high"
         compute = pd.Series({str(job["id"]): job.get("io_compute_s", math.nan) for job in scenario["jobs"]})
         frame[f"simulated{suffix}"] = (jobs["execution_time"] - compute).reindex(ids).to_numpy()

@@ -39,7 +39,7 @@ from batio.importers import dumps, import_trace
 from batio.iomodel import read_week, train
 from batio.iophases import own_io, write
 from batio.sweep.config import Grid, Policy, WorkloadSource, check_grid
-from batio.validate import headroom, replay, validate
+from batio.validate import headroom, replayer, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / ".." / "shared" / "data" / "theta2022"
@@ -84,12 +84,7 @@ def end_workload(week, path, others, end, folder):
     model_path = folder / "iomodel.json"
     model.save(model_path)
     workload, _ = read_week(path)
-    rounds = iter(range(1, 100))
-
-    def run(candidate):
-        step = folder / f"record{next(rounds)}"
-        return replay(PLATFORM, write(candidate, step / "w.json"), step / "out")
-    counts = own_io(workload, model, fs, end, replay=run)
+    counts = own_io(workload, model, fs, end, replay=replayer(PLATFORM, folder, "record"))
     log.info("%s, %s end: %s", week, end, counts)
     return write(workload, folder / f"{week}_{end}.json"), model_path
 

@@ -35,18 +35,12 @@ def command_iomodel(args):
 def _apply(args, platform, fs, model):
     from batio.iomodel import read_week
     from batio.iophases import own_io
-    from batio.validate import replay
+    from batio.validate import replayer
     path = args.weeks[0]
     workload, _ = read_week(path)
     with tempfile.TemporaryDirectory(prefix="batio-iomodel-") as scratch:
-        rounds = iter(range(1, 100))
-
-        def run(candidate):
-            step = Path(scratch) / f"round{next(rounds)}"
-            step.mkdir()
-            (step / "w.json").write_text(json.dumps(candidate))
-            return replay(platform, step / "w.json", step / "out")
-        counts = own_io(workload, model, fs, args.end, seed=args.seed, replay=run)
+        replay = replayer(platform, Path(scratch), "round")
+        counts = own_io(workload, model, fs, args.end, seed=args.seed, replay=replay)
     write_text(Path(args.out), json.dumps(workload, indent=1) + "\n")
     print(f"{counts['jobs']} jobs that move bytes at the {args.end} end: {counts['measured']} measured, "
           f"{counts['predicted']['recurrence']} predicted by recurrence, {counts['predicted']['learned']} learned; "

@@ -41,7 +41,8 @@ def _split(routes):
     return min(private, default=math.inf), min((routes[0][name] for name in shared), default=math.inf)
 
 
-def _measure(path):
+def _load(path):
+    """(SimGrid's hosts by name, the platform as Batsim numbers it) of a platform file."""
     import simgrid
 
     from batio.inputs.platform import classify
@@ -49,13 +50,22 @@ def _measure(path):
     engine.load_platform(path)
     engine.netzone_root.seal()
     hosts = {host.name: host for host in engine.all_hosts}
-    platform = classify(path, list(hosts))
+    return hosts, classify(path, list(hosts))
+
+
+def _route(source, destination):
+    """{link name: bandwidth} of the route between two SimGrid hosts."""
+    return {link.name: link.bandwidth for link in source.route_to(destination)[0]}
+
+
+def _measure(path):
+    hosts, platform = _load(path)
     if not platform.storage:
         raise InputError(path, "has no storage host (role 'storage'): no file system to move bytes to")
     storage = hosts[platform.storage[0].name]
     clients = [hosts[resource.name] for resource in platform.compute[:2]]
-    writes = [{link.name: link.bandwidth for link in client.route_to(storage)[0]} for client in clients]
-    reads = [{link.name: link.bandwidth for link in storage.route_to(client)[0]} for client in clients]
+    writes = [_route(client, storage) for client in clients]
+    reads = [_route(storage, client) for client in clients]
     client_read, fs_read = _split(reads)
     client_write, fs_write = _split(writes)
     return {"client_read": client_read, "fs_read": fs_read, "client_write": client_write, "fs_write": fs_write}
@@ -65,21 +75,14 @@ def _capacity(path):
     """Bytes/s all jobs together can read, and write: the narrowest link that every route between the
     compute hosts and every storage host crosses, or the storage hosts' own narrowest shared links
     added up when they are narrower (a link several storage hosts share is counted once this way)."""
-    import simgrid
-
-    from batio.inputs.platform import classify
-    engine = simgrid.Engine(["routes", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
-    engine.load_platform(path)
-    engine.netzone_root.seal()
-    hosts = {host.name: host for host in engine.all_hosts}
-    platform = classify(path, list(hosts))
+    hosts, platform = _load(path)
     clients = [hosts[resource.name] for resource in platform.compute[:1] + platform.compute[-1:]]
     found = {}
     for direction in ("read", "write"):
         per_storage, everywhere = [], None
         for storage in (hosts[resource.name] for resource in platform.storage):
-            routes = [{link.name: link.bandwidth for link in (storage.route_to(client) if direction == "read"
-                                                              else client.route_to(storage))[0]} for client in clients]
+            routes = [_route(storage, client) if direction == "read" else _route(client, storage)
+                      for client in clients]
             shared = set(routes[0]).intersection(*routes[1:])
             per_storage.append(min((routes[0][name] for name in shared), default=math.inf))
             everywhere = shared if everywhere is None else everywhere & shared
