@@ -74,8 +74,9 @@ def io_table(workload, fs):
                      "ranks": float(job.get("nprocs", math.nan)), "io_ranks": float(job.get("io_ranks", math.nan)),
                      "read_bytes": read, "written_bytes": written, "runtime": runtime,
                      "walltime": walltime if walltime > 0 else runtime, "measured": measured})
-    table = pd.DataFrame(rows, columns=["job_id", "res", "ranks", "io_ranks", "read_bytes", "written_bytes",
-                                        "runtime", "walltime", "measured"])
+    numbers = ["res", "ranks", "io_ranks", "read_bytes", "written_bytes", "runtime", "walltime", "measured"]
+    # Typed even when empty (a workload not written by `batio import jobsio`): the checks then say so.
+    table = pd.DataFrame(rows, columns=["job_id", *numbers]).astype(dict.fromkeys(numbers, float))
     table["floor"] = read_write_floor(table, fs)
     table["low"] = np.maximum(table["measured"], table["floor"])
     table["high"] = np.minimum(np.maximum(table["measured"] * table["io_ranks"], table["low"]), table["runtime"])

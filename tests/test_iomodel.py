@@ -200,3 +200,10 @@ def test_a_transfer_of_nanoseconds_keeps_a_positive_time_that_io_aware_accepts(t
     path = iophases.write(workload, tmp_path / "own.json")
     assert main(["run", "--platform", str(PLATFORM_16), "--workload", str(path), "--scheduler", "io_aware",
                  "--options", '{"limit": 1}', "--out", str(tmp_path / "run")]) == 0
+
+
+def test_a_workload_not_imported_from_jobsio_records_is_one_clear_line(tmp_path, capsys):
+    demo = Path(__file__).parents[1] / "workloads" / "demo.json"
+    assert main(["iomodel", "train", str(demo), "--platform", str(PLATFORM_16), "--out", str(tmp_path / "m")]) == 2
+    assert capsys.readouterr().err == (f"batio: error: {demo}: no job with bytes and a measured transfer time to "
+                                       "learn from (records without rank counts import as io_time_unknown)\n")
