@@ -94,8 +94,9 @@ def parameters(results, baseline, tau, made_from):
     """[(name, value)]: what shaped the verdicts, as the reports list them first."""
     seeds = sorted({int(seed) for seed in results["seed"].dropna()}) if "seed" in results else []
     has_windows = windows(results) is not None
-    replicas = (f"{len(seeds)} windows of the trace (listed below)" if has_windows
-                else f"{len(seeds)} seeds of the workload generator ({' '.join(map(str, seeds))})" if seeds
+    plural = "s" * (len(seeds) != 1)
+    replicas = (f"{len(seeds)} window{plural} of the trace (listed below)" if has_windows
+                else f"{len(seeds)} seed{plural} of the workload generator ({' '.join(map(str, seeds))})" if seeds
                 else "1 (a workload file: the same jobs on every run)")
     references = results["reference_run"].fillna("").astype(str) if "reference_run" in results else pd.Series([""])
     rows = [("baseline", baseline or "-"),

@@ -16,6 +16,7 @@ import pytest
 from batio.cli import main
 from batio.html_report import distributions, write_run_page
 from batio.shown import shown_difference
+from batio.verdict import parameters
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_compare import _windowed_trace  # noqa: E402
@@ -69,6 +70,7 @@ def test_the_reports_lead_with_the_verdict_and_name_what_shaped_it(compared):
         assert "seed 2" not in shown  # windows are windows, with their trace seconds
         for command_part in ("--no-io-slowdown", "--bsld-tau 60", f"--out {out}", "--allow-unfit"):
             assert command_part in shown.replace("&#x27;", "'")
+    assert "| replicas | 3 windows of the trace (listed below) |" in text
     assert "| bounded slowdown tau | 60 s |" in text and "<td>bounded slowdown tau</td><td>60 s</td>" in page
     assert "| t-100-windows | 2 | t.json | 100 to 200 | (the trace has no dates) |" in text
     assert "<td>t-100-windows</td><td>2</td><td>t.json</td><td>100 to 200</td>" in page
@@ -136,3 +138,9 @@ def test_bytes_and_colours_of_the_same_jobs_are_the_same_under_every_policy(tmp_
     assert (runs["easy"]["execution_time"] != runs["fcfs"]["execution_time"]).any()  # runs differ, colours do not
     assert runs["easy"]["intensity"].to_dict() == runs["fcfs"]["intensity"].to_dict()
     assert results.loc["easy", "bytes_moved"] == pytest.approx(runs["easy"]["bytes"].sum())
+
+
+def test_one_seed_is_counted_in_the_singular():
+    one_seed = pd.DataFrame({"seed": [1], "engine": ["embedded"], "workload": ["w"], "workload_file": [None]})
+    assert dict(parameters(one_seed, "easy", 10.0, ""))["replicas"] == (
+        "1 seed of the workload generator (1)")
