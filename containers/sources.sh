@@ -32,6 +32,15 @@ for name in BATSIM_GIT BATSCHED_GIT REDOX_GIT LOGURU_GIT INTERVALSET_DIR; do
 done
 [ -z "$missing" ] || fail "set${missing} (see the top of containers/sources.sh and docs/containers.md)"
 
+for file in src/intervalset.cpp include/intervalset.hpp; do
+    [ -f "$INTERVALSET_DIR/$file" ] || fail "INTERVALSET_DIR=$INTERVALSET_DIR has no $file"
+done
+cpp=$(sha256sum < "$INTERVALSET_DIR/src/intervalset.cpp" | cut -d' ' -f1)
+hpp=$(sha256sum < "$INTERVALSET_DIR/include/intervalset.hpp" | cut -d' ' -f1)
+[ "$cpp" = "$INTERVALSET_CPP_SHA256" ] && [ "$hpp" = "$INTERVALSET_HPP_SHA256" ] \
+    || fail "INTERVALSET_DIR=$INTERVALSET_DIR is not intervalset $INTERVALSET_REV: its files' SHA-256 differ" \
+            "from containers/versions.env"
+
 git_dir() {  # git_dir PATH: PATH's git directory (a checkout's .git, or PATH itself when bare)
     if [ -d "$1/.git" ]; then echo "$1/.git"; else echo "$1"; fi
 }
@@ -44,15 +53,6 @@ pinned BATSIM_GIT "$BATSIM_GIT" "$BATSIM_REV" "$BATSIM_COMMIT"
 pinned BATSCHED_GIT "$BATSCHED_GIT" "$BATSCHED_REV" "$BATSCHED_COMMIT"
 pinned REDOX_GIT "$REDOX_GIT" "$REDOX_REV" "$REDOX_COMMIT"
 pinned LOGURU_GIT "$LOGURU_GIT" "$LOGURU_REV" "$LOGURU_COMMIT"
-
-for file in src/intervalset.cpp include/intervalset.hpp; do
-    [ -f "$INTERVALSET_DIR/$file" ] || fail "INTERVALSET_DIR=$INTERVALSET_DIR has no $file"
-done
-cpp=$(sha256sum < "$INTERVALSET_DIR/src/intervalset.cpp" | cut -d' ' -f1)
-hpp=$(sha256sum < "$INTERVALSET_DIR/include/intervalset.hpp" | cut -d' ' -f1)
-[ "$cpp" = "$INTERVALSET_CPP_SHA256" ] && [ "$hpp" = "$INTERVALSET_HPP_SHA256" ] \
-    || fail "INTERVALSET_DIR=$INTERVALSET_DIR is not intervalset $INTERVALSET_REV: its files' SHA-256 differ" \
-            "from containers/versions.env"
 
 mkdir -p "$out"
 archive() {  # archive GIT COMMIT NAME: NAME.tar.gz of COMMIT, its files under NAME/
