@@ -70,6 +70,29 @@ def test_dockerfile_builds_from_debian_and_pins_batsim_4_2_1():
     assert versions["BATSCHED_REV"] == "17072778995100fc90214ea4910bf5b171adfd0d"  # Batsim 4.2.1's default.nix
 
 
+def test_dockerfile_header_versions_and_compose_name_the_same_image_and_stages():
+    """The Dockerfile's header describes what the files have: its stages, no build arguments, the
+    image name compose, --engine docker and the image check use; versions.env says it is read
+    by build.sh, not passed as build arguments."""
+    from batio.engines.docker import BATSIM_IMAGE
+    from batio.image_check import DEFAULT_IMAGE
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    header = [line for line in dockerfile.splitlines() if line.startswith("#")][:16]
+    stages = [line.split()[-1] for line in dockerfile.splitlines() if line.startswith("FROM ")]
+    assert stages == ["build", "batsim", "batio"]
+    assert all(any(line.startswith(f"#   {stage} ") for line in header) for stage in stages)
+    assert not any(line.startswith("ARG ") for line in dockerfile.splitlines())
+    assert "No build arguments" in "\n".join(header)
+    image = compose_file()["services"]["batsim"]["image"]
+    assert image == "${BATIO_IMAGE:-%s}" % BATSIM_IMAGE and BATSIM_IMAGE == DEFAULT_IMAGE
+    assert f"podman build -t {BATSIM_IMAGE} ." in "\n".join(header)
+    versions = (ROOT / "containers/versions.env").read_text()
+    assert "Not build arguments" in versions
+    pins = dict(line.split("=", 1) for line in versions.splitlines() if line and not line.startswith("#"))
+    build = (ROOT / "containers/build.sh").read_text()
+    assert all(f"${name}" in build for name in pins)  # every pin is checked in the build
+
+
 def test_defaults_and_empty_values():
     assert settings({}) == DEFAULTS
     assert settings({"OPTIONS": "", "SCHEDULER": "conservative"})["OPTIONS"] == "{}"
