@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -183,13 +184,24 @@ def test_scheduler_service_waits_quietly_for_batsims_line(case, tmp_path, capsys
     assert waited == [QUIET_WAIT_S] and capsys.readouterr().err == batsims_line
 
 
+def catches_sigterm(pid):
+    """Whether process ``pid`` has a handler for SIGTERM (Linux: /proc/PID/status, SigCgt)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
 def test_sigterm_ends_the_waiting_scheduler_service_quietly(tmp_path):
     """Compose stops the scheduler service once the batsim service has refused: it must end at once
     (PID 1 ignores SIGTERM without a handler: compose would wait ten seconds) and say nothing."""
     environ = {**os.environ, "PLATFORM": "platforms/no_such.xml", "OUT": str(tmp_path)}
     scheduler = subprocess.Popen([sys.executable, "-m", "batio.compose", "scheduler"], env=environ,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(5)  # past its checks, into its wait
+    deadline = time.monotonic() + 120
+    while not catches_sigterm(scheduler.pid) and time.monotonic() < deadline:  # past its checks, into its wait
+        assert scheduler.poll() is None, scheduler.communicate()
+        time.sleep(0.1)
     scheduler.terminate()
     out, err = scheduler.communicate(timeout=10)
     assert scheduler.returncode == 2 and out == err == ""
