@@ -13,14 +13,16 @@ check is needed.
 Both make every check of `batio run` before any engine starts, by the same
 code (batio.cli.run.checked_run): an image built from another pyproject.toml
 (batio/image_check.py), the inputs, the engine's capabilities, the policy's
-fit (refused, or DEGRADED under --allow-unfit). The batsim service speaks for
-the run: it alone says a refusal, in the CLI's one line, and exits 2 (the code
-`up --exit-code-from batsim` passes on); it alone owns OUT, refused when an
-earlier run's outputs are there unless RUN_ARGS has --force, which removes
-them first (batio.outfiles.fresh_folder), as `batio run` does. The scheduler
-service writes nothing in OUT (its log is the service's output), so the two
-cannot race on it. When the scheduler service cannot serve, it says nothing
-and waits to be stopped, as it would wait for a Batsim that never connects:
+fit (refused, or DEGRADED under --allow-unfit). The batsim service speaks
+for the run: it alone says a refusal, in the CLI's one line, and exits 2
+(the code `up --exit-code-from batsim` passes on); it alone owns OUT,
+refused when an earlier run's outputs are there unless RUN_ARGS has --force,
+which removes them first (batio.outfiles.fresh_folder), as `batio run` does.
+The scheduler service writes nothing in OUT (its log is the service's
+output), so the two cannot race on it; once Batsim has ended it waits for
+the batsim service's page before it exits, since compose stops every service
+when one exits. When the scheduler service cannot serve, it says nothing and
+waits to be stopped, as it would wait for a Batsim that never connects:
 compose stops it once the batsim service has said why. Run alone (`run
 scheduler`), it says the same line itself after QUIET_WAIT_S.
 """
@@ -30,6 +32,7 @@ import contextlib
 import io
 import logging
 import os
+from pathlib import Path
 import shlex
 import signal
 import subprocess
@@ -73,10 +76,29 @@ def checked(values):
 
 
 def serve(spec, port):
-    """Run the scheduler bound on all interfaces until Batsim ends the simulation."""
+    """Run the scheduler bound on all interfaces until Batsim ends the simulation, then until the
+    batsim service has written the run's page (``outlive_batsim``)."""
     from batio.engines.batsim import start_scheduler
+    started = time.time()
     scheduler = start_scheduler(spec, f"tcp://*:{port}", sys.stdout)
-    return scheduler.wait()
+    code = scheduler.wait()
+    outlive_batsim(Path(spec.out_prefix).parent / "report.html", started, QUIET_WAIT_S)
+    return code
+
+
+def outlive_batsim(page, since, seconds):
+    """Wait until ``page`` (the last thing the batsim service writes) is there, written after ``since``,
+    for at most ``seconds``. `up --exit-code-from batsim` stops every service as soon as one exits: a
+    scheduler that ended with the simulation would cut the batsim service's record, summary and exit
+    status short. Reading OUT only: the batsim service alone writes there."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if page.stat().st_mtime >= since - 1:  # 1 s: coarse file system clocks
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
 
 
 def run_batsim(spec, host, port, marks):

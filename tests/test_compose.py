@@ -85,7 +85,7 @@ def test_dockerfile_header_versions_and_compose_name_the_same_image_and_stages()
     assert not any(line.startswith("ARG ") for line in dockerfile.splitlines())
     assert "No build arguments" in "\n".join(header)
     image = compose_file()["services"]["batsim"]["image"]
-    assert image == "${BATIO_IMAGE:-%s}" % BATSIM_IMAGE and BATSIM_IMAGE == DEFAULT_IMAGE
+    assert image == f"${{BATIO_IMAGE:-{BATSIM_IMAGE}}}" and BATSIM_IMAGE == DEFAULT_IMAGE
     assert f"podman build -t {BATSIM_IMAGE} ." in "\n".join(header)
     versions = (ROOT / "containers/versions.env").read_text()
     assert "Not build arguments" in versions
@@ -285,7 +285,10 @@ def both_services(environ, batsim_first_s=0.0):
     assert batsim.returncode is None, batsim.stdout.read()
     scheduler = subprocess.run([sys.executable, "-m", "batio.compose", "scheduler"], env=environ, timeout=300,
                                capture_output=True, text=True)
+    # Compose stops every service when one exits: the scheduler outlives the batsim service's page.
+    page_before_scheduler_ended = (Path(environ["OUT"]) / "report.html").is_file()
     output = batsim.communicate(timeout=120)[0]
+    assert page_before_scheduler_ended, output + scheduler.stderr
     assert scheduler.returncode == 0 and batsim.returncode == 0, output + scheduler.stdout + scheduler.stderr
     return output, scheduler
 
