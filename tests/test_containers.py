@@ -3,7 +3,6 @@
 image (`docker compose build`, docs/containers.md). The outputs must be byte-identical to
 `batio run --engine batsim` with a Batsim 4.2.1 binary on the host's PATH."""
 
-import itertools
 import json
 import os
 from pathlib import Path
@@ -17,12 +16,16 @@ import pytest
 from batio import catalog
 from batio.cli import main
 from batio.engines.docker import image_name
+from batio.engines.processes import free_port
 from batio.image_check import RECORD, stale_image_error
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["-f", str(ROOT / "docker-compose.yml"), "-f", str(ROOT / "docker-compose.host.yml")]
 OUT = Path("out") / "test-containers"  # under ROOT: the services mount the project folder
-PORTS = itertools.count(28600)  # the host network: one port per run
+# Other checkouts on the same machine may run these tests at the same time, on the same engine and
+# the host network: their own compose project (container names) and free ports, or `down` of one
+# removes the other's containers.
+PROJECT = f"batio-test-{os.getpid()}"
 
 
 def _works(command, **options):
@@ -103,8 +106,8 @@ CASES = [("easy", "cluster16_pfs", "demo")] + [(name, *catalog.bundled_inputs(na
 def compose(tool, *arguments, timeout=3600, **settings):
     """Run `TOOL -f ... ARGUMENTS` in the project folder with the compose settings; the completed process."""
     _, prefix, environ = tool
-    environ = {**os.environ, **environ, "PORT": str(next(PORTS)), **settings}
-    return subprocess.run(prefix + FILES + ["-p", "batio-test"] + list(arguments), cwd=ROOT, env=environ,
+    environ = {**os.environ, **environ, "PORT": str(free_port()), **settings}
+    return subprocess.run(prefix + FILES + ["-p", PROJECT] + list(arguments), cwd=ROOT, env=environ,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -225,7 +228,7 @@ def test_bad_input_is_the_clis_one_line_and_exit_2_in_containers(settings, capsy
     if settings.get("WORKLOAD") == "broken":
         settings = {**settings, "WORKLOAD": broken_workload()}
     out = OUT / "refused"
-    line = refusal(TOOLS[0], out, SCHEDULER="easy", **settings)
+    line = refusal(TOOLS[0], out, **{"SCHEDULER": "easy", **settings})
     argv = {"PLATFORM": "--platform", "WORKLOAD": "--workload", "SCHEDULER": "--scheduler"}
     command = ["run", "--platform", "cluster16_pfs", "--workload", "demo", "--scheduler", "easy", "--engine",
                "batsim", "--out", str(out)]
