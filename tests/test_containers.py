@@ -15,6 +15,8 @@ import pytest
 
 from batio import catalog
 from batio.cli import main
+from batio.compose import run_arguments
+from batio.compose import settings as compose_settings
 from batio.engines.docker import image_name
 from batio.engines.processes import free_port
 from batio.image_check import RECORD, stale_image_error
@@ -229,11 +231,8 @@ def test_bad_input_is_the_clis_one_line_and_exit_2_in_containers(settings, capsy
         settings = {**settings, "WORKLOAD": broken_workload()}
     out = OUT / "refused"
     line = refusal(TOOLS[0], out, **{"SCHEDULER": "easy", **settings})
-    argv = {"PLATFORM": "--platform", "WORKLOAD": "--workload", "SCHEDULER": "--scheduler"}
-    command = ["run", "--platform", "cluster16_pfs", "--workload", "demo", "--scheduler", "easy", "--engine",
-               "batsim", "--out", str(out)]
-    for key, value in settings.items():
-        command += value.split() if key == "RUN_ARGS" else [argv[key], value]
+    # The same settings as `batio run` on the host (its command line as batio.compose builds it).
+    command = run_arguments(compose_settings({"SCHEDULER": "easy", **settings, "OUT": str(out)}))
     assert main(command) == 2
     assert line.split("batio: error: ", 1)[1] == capsys.readouterr().err.split("batio: error: ", 1)[1].strip()
     assert not (ROOT / out).exists()
