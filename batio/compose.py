@@ -82,7 +82,8 @@ def serve(spec, port):
     started = time.time()
     scheduler = start_scheduler(spec, f"tcp://*:{port}", sys.stdout)
     code = scheduler.wait()
-    outlive_batsim(Path(spec.out_prefix).parent / "report.html", started, QUIET_WAIT_S)
+    if code == 0:  # a scheduler that failed ends the run at once: Batsim may wait for its answer
+        outlive_batsim(Path(spec.out_prefix).parent / "report.html", started, QUIET_WAIT_S)
     return code
 
 

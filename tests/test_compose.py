@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from batio import cli
-from batio.compose import DEFAULTS, QUIET_WAIT_S, main, run_arguments, settings
+from batio.compose import DEFAULTS, QUIET_WAIT_S, main, run_arguments, serve, settings
 from batio.engines.batsim import batsim_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -390,3 +390,17 @@ def test_sources_sh_refuses_another_revision_than_the_pinned_one(tmp_path):
     absent = sources_sh({**names, "BATSIM_GIT": str(git_repository(tmp_path / "other", "v0"))}, script)
     assert absent.returncode == 2 and "has no revision v4.2.1" in absent.stderr
     assert not out.exists()  # nothing written
+
+
+def test_the_scheduler_waits_for_the_page_only_after_a_clean_end(tmp_path, monkeypatch):
+    """After SIMULATION_ENDS the scheduler outlives the batsim service's page; a scheduler that failed
+    exits at once, so that compose ends the run rather than leave Batsim waiting for an answer."""
+    import batio.engines.batsim
+    waits = []
+    monkeypatch.setattr("batio.compose.outlive_batsim", lambda page, since, seconds: waits.append(page))
+    spec = cli.run_spec(cli.parser().parse_args(run_argv({}, tmp_path)))
+    for code in (0, 1):
+        monkeypatch.setattr(batio.engines.batsim, "start_scheduler",
+                            lambda spec, endpoint, log, code=code: subprocess.Popen(["sh", "-c", f"exit {code}"]))
+        assert serve(spec, "28999") == code
+    assert waits == [tmp_path / "report.html"]
