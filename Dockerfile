@@ -1,10 +1,18 @@
-# batio's images, all from debian:bookworm (docs/containers.md):
-#   --target batsim  Batsim 4.2.1 and batsched (the revision Batsim 4.2.1
-#                    pins), compiled from their public sources: image batio-batsim
-#   (default)        the same plus batio and pybatsim: image batio, which
-#                    serves a scheduler, runs Batsim, or runs `batio compare`
-# Sources come from containers/sources/ when containers/sources.sh filled it
-# (machines without internet), else from their public repositories.
+# batio's image, from debian:bookworm (docs/containers.md). Three stages:
+#   build    compiles Batsim 4.2.1 and batsched (the revision Batsim 4.2.1's
+#            default.nix pins) with intervalset, loguru and redox into
+#            /opt/batsim (containers/build.sh)
+#   batsim   the run-time libraries and /opt/batsim: Batsim and batsched only
+#            (`--target batsim`; nothing of batio's names or uses this image)
+#   batio    (the last stage, built by default) the same plus batio and
+#            pybatsim: it serves a scheduler, runs Batsim, or runs `batio
+#            compare`. docker-compose.yml and `--engine docker` name it
+#            batio-batsim:4.2.1 ($BATIO_IMAGE overrides the name):
+#              docker compose build    or    podman build -t batio-batsim:4.2.1 .
+# No build arguments: the revisions are those of containers/versions.env,
+# copied in and read by build.sh, which refuses any other. Sources come from
+# containers/sources/ when containers/sources.sh filled it (machines without
+# internet), else from their public repositories.
 FROM debian:bookworm AS build
 RUN apt-get update -qq \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

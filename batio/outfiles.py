@@ -26,6 +26,17 @@ def _problem(error):
     return error.strerror or str(error) or type(error).__name__
 
 
+def shown_path(path):
+    """``path`` as a result line prints it: relative to the current folder when it lies inside it
+    (what the user typed; and inside a compose service, whose current folder is the project folder
+    mounted at /batio, the path on the host relative to that folder), else absolute."""
+    path = Path(path).absolute()
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def check_destination(path, option="--out"):
     """Make the folder of file ``path``, or say in one line why ``path`` cannot be written."""
     path = Path(path)

@@ -7,7 +7,11 @@ set -eu
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 socket=${PODMAN_SOCKET:-/run/podman/podman.sock}
 
-DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq podman runc debootstrap docker-compose >/dev/null
+# --no-install-recommends: docker-compose recommends docker.io and containerd, whose post-install
+# starts dockerd, which creates a bridge network (docker0) and rewrites the firewall.
+apt-get -qq update
+DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
+    podman runc debootstrap docker-compose curl ca-certificates >/dev/null
 # podman-compose 1.6 from PyPI, in its own virtual environment.
 [ -x /opt/podman-compose/bin/podman-compose ] || {
     python3 -m venv /opt/podman-compose

@@ -3,7 +3,7 @@
 image (`docker compose build`, docs/containers.md). The outputs must be byte-identical to
 `batio run --engine batsim` with a Batsim 4.2.1 binary on the host's PATH."""
 
-import itertools
+import json
 import os
 from pathlib import Path
 import shutil
@@ -15,13 +15,19 @@ import pytest
 
 from batio import catalog
 from batio.cli import main
+from batio.compose import run_arguments
+from batio.compose import settings as compose_settings
 from batio.engines.docker import image_name
+from batio.engines.processes import free_port
 from batio.image_check import RECORD, stale_image_error
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["-f", str(ROOT / "docker-compose.yml"), "-f", str(ROOT / "docker-compose.host.yml")]
 OUT = Path("out") / "test-containers"  # under ROOT: the services mount the project folder
-PORTS = itertools.count(28600)  # the host network: one port per run
+# Other checkouts on the same machine may run these tests at the same time, on the same engine and
+# the host network: their own compose project (container names) and free ports, or `down` of one
+# removes the other's containers.
+PROJECT = f"batio-test-{os.getpid()}"
 
 
 def _works(command, **options):
@@ -102,8 +108,8 @@ CASES = [("easy", "cluster16_pfs", "demo")] + [(name, *catalog.bundled_inputs(na
 def compose(tool, *arguments, timeout=3600, **settings):
     """Run `TOOL -f ... ARGUMENTS` in the project folder with the compose settings; the completed process."""
     _, prefix, environ = tool
-    environ = {**os.environ, **environ, "PORT": str(next(PORTS)), **settings}
-    return subprocess.run(prefix + FILES + ["-p", "batio-test"] + list(arguments), cwd=ROOT, env=environ,
+    environ = {**os.environ, **environ, "PORT": str(free_port()), **settings}
+    return subprocess.run(prefix + FILES + ["-p", PROJECT] + list(arguments), cwd=ROOT, env=environ,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -179,6 +185,8 @@ def test_comparison_in_containers_writes_batio_compares_report(tmp_path):
     assert list(results["policy"]) == ["easy", "conservative", "batsched:easy_bf"]
     assert (results["status"] == "ok").all() and (results["engine"] == "batsim").all()
     assert (ROOT / out / "report" / "report.md").is_file()
+    # Paths the user can open from the project folder on the host, not the container's /batio/...
+    assert f"results: {out}/results.csv" in run.stdout.splitlines() and "/batio/" not in run.stdout
     if shutil.which("batsim"):  # the same runs on the host: the same jobs' times
         assert main(["compare", "--platform", "cluster16_pfs", "--workload", "demo", "--engine", "batsim",
                      "--schedulers", "easy,conservative", "--no-io-slowdown", "--quiet",
@@ -188,17 +196,81 @@ def test_comparison_in_containers_writes_batio_compares_report(tmp_path):
             assert inside.read_bytes() == (tmp_path / "host" / row.run_dir / "out_jobs.csv").read_bytes()
 
 
-@pytest.mark.parametrize("settings, named", [
-    ({"PLATFORM": "platforms/no_such.xml"}, "no_such.xml"),
-    ({"SCHEDULER": "no_such_scheduler"}, "no_such_scheduler"),
-])
-@pytest.mark.parametrize("service", ["batsim", "scheduler"])
+def broken_workload():
+    """A workload file in the project folder (the services see it) that is not JSON."""
+    path = OUT / "broken.json"
+    (ROOT / OUT).mkdir(parents=True, exist_ok=True)
+    (ROOT / path).write_text("jobs: none, this is not JSON\n")
+    return str(path)
+
+
+def refusal(tool, out, **settings):
+    """`up` of both services that must refuse: its output and exit status, checked to be one line
+    in all, the CLI's line for the same settings, before Batsim started."""
+    run = compose(tool, "up", "--exit-code-from", "batsim", "batsim", "scheduler", OUT=str(out), **settings)
+    compose(tool, "down")
+    said = run.stdout + run.stderr
+    lines = [line for line in said.splitlines() if "batio: error: " in line]
+    assert run.returncode == 2 and len(lines) == 1, said[-3000:]
+    assert "Traceback" not in said and "out_batsim.log" not in said
+    return lines[0]
+
+
+@pytest.mark.parametrize("settings", [
+    {"PLATFORM": "platforms/no_such.xml"},
+    {"SCHEDULER": "no_such_scheduler"},
+    {"WORKLOAD": "broken"},
+    {"SCHEDULER": "adaptive", "PLATFORM": "kth_sp2", "WORKLOAD": "kth_sp2_first300"},
+    {"RUN_ARGS": "--io-exclusive"},
+], ids=["platform", "scheduler", "workload-not-json", "unfit", "io-exclusive"])
 @needs_this_checkouts_image
-def test_bad_input_is_one_line_and_exit_2_in_containers(service, settings, named):
-    run = compose(TOOLS[0], "run", "--rm", "--no-deps", service, **settings)
-    lines = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith("batio: error: ")]
-    assert run.returncode == 2 and len(lines) == 1 and named in lines[0], run.stdout + run.stderr
-    assert "Traceback" not in run.stdout + run.stderr
+def test_bad_input_is_the_clis_one_line_and_exit_2_in_containers(settings, capsys, monkeypatch):
+    """One line in all (the batsim service's; the scheduler service stays quiet), as `batio run`."""
+    monkeypatch.chdir(ROOT)  # relative paths name the same files inside (/batio) and here
+    if settings.get("WORKLOAD") == "broken":
+        settings = {**settings, "WORKLOAD": broken_workload()}
+    out = OUT / "refused"
+    line = refusal(TOOLS[0], out, **{"SCHEDULER": "easy", **settings})
+    # The same settings as `batio run` on the host (its command line as batio.compose builds it).
+    command = run_arguments(compose_settings({"SCHEDULER": "easy", **settings, "OUT": str(out)}))
+    assert main(command) == 2
+    assert line.split("batio: error: ", 1)[1] == capsys.readouterr().err.split("batio: error: ", 1)[1].strip()
+    assert not (ROOT / out).exists()
+
+
+@needs_this_checkouts_image
+def test_a_used_out_is_refused_and_forced_replaces_it():
+    out = up(TOOLS[0], SCHEDULER="easy")
+    first = (out / "out_jobs.csv").read_bytes()
+    line = refusal(TOOLS[0], out.relative_to(ROOT), SCHEDULER="easy")
+    assert "is not empty" in line and "--force" in line
+    (out / "out_jobs.csv").write_bytes(b"an earlier run's jobs\n")
+    run = compose(TOOLS[0], "up", "--exit-code-from", "batsim", "batsim", "scheduler",
+                  OUT=str(out.relative_to(ROOT)), SCHEDULER="easy", RUN_ARGS="--force")
+    compose(TOOLS[0], "down")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert (out / "out_jobs.csv").read_bytes() == first
+
+
+@needs_this_checkouts_image
+def test_unfit_policy_under_allow_unfit_is_degraded_as_batio_run(tmp_path, capsys):
+    settings = {"SCHEDULER": "adaptive", "PLATFORM": "kth_sp2", "WORKLOAD": "kth_sp2_first300"}
+    out = OUT / "adaptive-degraded"
+    shutil.rmtree(ROOT / out, ignore_errors=True)
+    run = compose(TOOLS[0], "up", "--exit-code-from", "batsim", "batsim", "scheduler", OUT=str(out),
+                  RUN_ARGS="--allow-unfit", **settings)
+    compose(TOOLS[0], "down")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    said = run.stdout + run.stderr
+    assert said.count("DEGRADED: adaptive does not fit these inputs") == 1
+    assert said.count("adaptive does not fit these inputs, run anyway (degraded)") == 1  # the warning, once
+    record = json.loads((ROOT / out / "out_run.json").read_text())
+    assert record["degraded"] and record["completed"]
+    if shutil.which("batsim"):
+        assert main(["run", "--platform", "kth_sp2", "--workload", "kth_sp2_first300", "--scheduler", "adaptive",
+                     "--engine", "batsim", "--allow-unfit", "--quiet", "--out", str(tmp_path / "cli")]) == 0
+        assert (ROOT / out / "out_jobs.csv").read_bytes() == (tmp_path / "cli" / "out_jobs.csv").read_bytes()
+        assert json.loads((tmp_path / "cli" / "out_run.json").read_text())["degraded"] == record["degraded"]
 
 
 def test_an_image_built_from_another_pyproject_is_one_line_and_exit_2(tmp_path):
@@ -211,7 +283,8 @@ def test_an_image_built_from_another_pyproject_is_one_line_and_exit_2(tmp_path):
     options = ["-v", f"{checkout}:/batio", "-w", "/batio", "-e", f"BATIO_CONTAINER_IMAGE={image_name()}"]
     said = (f"records no hash of the pyproject.toml it was built from ({RECORD})" if STALE and "no hash" in STALE
             else "was built from another pyproject.toml than /batio/pyproject.toml")
-    for command in (["python", "-m", "batio.compose", "scheduler"], ["python", "-m", "batio.image_check"]):
+    # The batsim service: the scheduler service says it only when alone, after batio.compose.QUIET_WAIT_S.
+    for command in (["python", "-m", "batio.compose", "batsim"], ["python", "-m", "batio.image_check"]):
         run = run_image(TOOLS[0], *command, options=options)
         lines = (run.stdout + run.stderr).strip().splitlines()
         assert run.returncode == 2 and len(lines) == 1, run.stdout + run.stderr

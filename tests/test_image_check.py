@@ -71,20 +71,26 @@ def test_the_dockerfile_writes_the_record_the_check_reads():
     assert "WORKDIR /batio" in batio_stage and image_check.PYPROJECT == ROOT / "pyproject.toml"
 
 
-def test_compose_entry_point_refuses_a_stale_image_in_one_line(tmp_path, capsys):
+def test_compose_entry_point_refuses_a_stale_image_in_one_line(tmp_path, capsys, monkeypatch):
+    """The batsim service says it; the scheduler service says nothing until compose would have stopped
+    it (batio.compose: one line in all), then the same line (run alone)."""
     # No record on this machine: as in an image built before it was written.
     assert not image_check.RECORD.exists()
+    before_the_wait = []
+    monkeypatch.setattr("batio.compose.wait_to_be_stopped", lambda seconds: before_the_wait.append(capsys.readouterr()))
     for service in ("scheduler", "batsim"):
         assert main([service], environ={"BATIO_CONTAINER_IMAGE": "old:1", "OUT": str(tmp_path)}) == 2
-        error = capsys.readouterr().err
-        assert error.startswith("batio: error: image old:1 records no hash") and len(error.splitlines()) == 1
+        said = capsys.readouterr()
+        assert said.out == ""
+        assert said.err.startswith("batio: error: image old:1 records no hash") and len(said.err.splitlines()) == 1
+    assert before_the_wait == [("", "")]  # the scheduler service's wait, in silence
     assert not list(tmp_path.iterdir())  # refused before anything ran
 
 
 def test_the_check_comes_before_any_dependency_is_imported():
     """A stale image lacks a package the checkout needs: the one line, not the ImportError's traceback."""
     missing = "import sys; sys.modules.update(dict.fromkeys(['pandas', 'numpy', 'zmq', 'yaml', 'simgrid'])); "
-    for module, argument in (("batio.compose", "scheduler"), ("batio.image_check", None)):
+    for module, argument in (("batio.compose", "batsim"), ("batio.image_check", None)):
         argv = ["x"] + ([argument] if argument else [])
         code = missing + f"sys.argv = {argv!r}; import runpy; runpy.run_module({module!r}, run_name='__main__')"
         run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,

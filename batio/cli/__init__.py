@@ -23,7 +23,7 @@ import sys
 import threading
 
 from batio.cli.parser import parser
-from batio.cli.run import print_summary, run_spec
+from batio.cli.run import checked_run, print_summary, report_run, run_marks, run_spec
 from batio.engines.embedded.sgconfig import check_sg_config
 from batio.errors import BatioError, InputError, Interrupted
 from batio.inputs.spec import check_option_flag
@@ -33,7 +33,7 @@ from batio.inputs.spec import check_option_flag
 MAX_WORKERS = 256
 RESUMABLE = ("compare", "sweep", "matrix")  # their finished runs are kept: the same command resumes
 
-__all__ = ["main", "parser", "print_summary", "run_spec"]
+__all__ = ["checked_run", "main", "parse_run", "parser", "print_summary", "report_run", "run_marks", "run_spec"]
 
 
 def check_numbers(args):
@@ -59,6 +59,14 @@ def check_numbers(args):
     check_sg_config(getattr(args, "sg_cfg", None) or [])
     if getattr(args, "out", None) == "":
         raise InputError("--out", "must name a folder, got an empty string")
+
+
+def parse_run(argv):
+    """`batio run ARGV`'s arguments, parsed and checked as ``main`` checks them: with ``checked_run``,
+    the way in for the compose services (batio.compose), which build the same command line."""
+    args = parser().parse_args(argv)
+    check_numbers(args)
+    return args
 
 
 def _terminate(signum, _frame):

@@ -4,7 +4,7 @@ from pathlib import Path
 import sys
 import time
 
-from batio.outfiles import make_folder
+from batio.outfiles import make_folder, shown_path
 
 
 def command_report(args):
@@ -30,8 +30,8 @@ def _runs_outcome(table, counts, out, report_path, skipped_pairs=None):
     print(f"runs: {counts['planned']} planned{' (reference runs included)' if references else ''}, "
           f"{counts['ran']} run now, "
           f"{counts['skipped']} already finished{on_page}")
-    print(f"results: {Path(out).resolve() / 'results.csv'}")
-    print(f"{'report:' if skipped_pairs is None else 'page:':<8} {report_path}")
+    print(f"results: {shown_path(Path(out) / 'results.csv')}")
+    print(f"{'report:' if skipped_pairs is None else 'page:':<8} {shown_path(report_path)}")
     from batio.sweep import INTERRUPTED
     interrupted = int((table["status"] == INTERRUPTED).sum()) if len(table) else 0
     failed = int((table["status"] != "ok").sum()) - interrupted if len(table) else 0

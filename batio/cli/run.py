@@ -55,23 +55,44 @@ def run_spec(args, given=None):
         io_exclusive=args.io_exclusive, sg_config=args.sg_cfg)
 
 
-def command_run(args):
+def checked_run(args):
+    """Every check `batio run` makes before any engine starts, whichever way in (this command, and
+    the compose services: batio.compose): the inputs read and validated, an engine that can run the
+    scheduler and honour every option given, and the policy's fit (refused, or marked degraded under
+    --allow-unfit). Returns the RunSpec and why its results are degraded (empty when they are not);
+    the output folder is the caller's (``fresh_folder``). Raises an InputError, one line."""
     given = _options(args.options)
     spec = run_spec(args, given)
     engines.check_engine(args.engine, spec.scheduler)
     engines.check_run_options(args.engine, engines.spec_run_options(spec))
     degraded = fit.check_run(args.scheduler, given, spec, args.allow_unfit, strict=args.engine == "embedded")
-    fresh_folder(args.out, args.force)
-    engines.run(spec, args.engine, progress=not args.quiet and sys.stderr.isatty(),
-                marks={"scheduler_name": args.scheduler, "degraded": list(degraded)})
-    print_summary(spec, args.engine, name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
+    return spec, degraded
+
+
+def run_marks(args, degraded):
+    """What a run's out_run.json records beside its spec: the scheduler as typed, and why its
+    results are degraded."""
+    return {"scheduler_name": args.scheduler, "degraded": list(degraded)}
+
+
+def report_run(args, spec, degraded, engine=None):
+    """What `batio run` prints and writes once a run has ended: its summary and its page."""
+    print_summary(spec, engine or args.engine, name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
     from batio.html_report import write_run_page
     print(f"page:    {write_run_page(Path(spec.out_prefix).parent, tau=args.bsld_tau)}")
+
+
+def command_run(args):
+    spec, degraded = checked_run(args)
+    fresh_folder(args.out, args.force)
+    engines.run(spec, args.engine, progress=not args.quiet and sys.stderr.isatty(),
+                marks=run_marks(args, degraded))
+    report_run(args, spec, degraded)
     return 0
 
 
 def print_summary(spec, engine, *, name=None, degraded=(), tau=metrics.DEFAULT_BSLD_TAU):
-    """What `batio run` prints of a finished run (also the compose services', batio.compose);
+    """What `batio run` prints of a finished run;
     ``name``: the scheduler as the user typed it."""
     summary = metrics.summarize(spec.out_prefix, tau=tau)
     name = name or Path(spec.scheduler).stem

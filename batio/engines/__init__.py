@@ -86,7 +86,7 @@ def run(spec, engine="embedded", progress=False, wall_timeout_s=None, marks=None
         return {"prefix": str(spec.out_prefix)}
     finally:
         if marks:
-            _mark_record(spec.out_prefix, marks)
+            mark_record(spec.out_prefix, marks)
 
 
 def _embedded(runner, spec, progress):
@@ -99,7 +99,7 @@ def _embedded(runner, spec, progress):
             bar.close()
 
 
-def _mark_record(prefix, marks):
+def mark_record(prefix, marks):
     """``marks`` added to ``PREFIX_run.json``, when the run got as far as writing it."""
     path = Path(f"{prefix}_run.json")
     if not path.exists():
