@@ -8,8 +8,10 @@ threads. With thousands of live actors (a busy machine's running jobs) every
 wake-up then walks a chain of hundreds of waiters: on this project's 2-core
 machine (kernel 6.18), a message round trip between two actors took 4 to 5
 times longer beside 3,000-6,000 sleeping actors than beside none
-(``use_global_futex_hash``). And each wake-up lands on whichever CPU the
-kernel finds idle, though only one actor runs at a time (``OneCpu``).
+(``use_global_futex_hash``). Each wake-up lands on whichever CPU the
+kernel finds idle, though only one actor runs at a time (``OneCpu``). And
+the woken thread preempts its waker before the waker lets go of the lock
+they share (``no_wakeup_preemption``).
 """
 
 import ctypes
@@ -40,6 +42,29 @@ def use_global_futex_hash():
     if libc.prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, 0, 0, 0) != 0:
         _log.debug("prctl(PR_FUTEX_HASH) refused (errno %d): the kernel has no private futex hash",
                    ctypes.get_errno())
+
+
+def no_wakeup_preemption():
+    """Put this thread, and the threads it creates from now on, under Linux's SCHED_BATCH policy.
+
+    SimGrid 3.32 hands an actor over through a semaphore made of a mutex and
+    a condition variable: the waker signals, then unlocks. Under the default
+    policy the kernel lets the woken thread preempt the waker at once; it
+    finds the mutex still held, blocks, and the waker runs again only to
+    unlock it: two more thread switches per hand-over, most of an engine's
+    time once the model's own work is small. SCHED_BATCH keeps the normal
+    priority and fair share but never preempts on wake-up (the woken thread
+    runs when its waker blocks, a moment later): measured on this project's
+    2-core machine, 3,000 delay jobs made 30 to 45 % fewer thread switches
+    and ran 1.5 to 3 times faster. It changes when threads run, never what
+    SimGrid decides. Needs no privilege; refused, it changes nothing.
+    """
+    if not hasattr(os, "SCHED_BATCH"):
+        return
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except OSError as refusal:
+        _log.debug("SCHED_BATCH refused (%s): the engine's threads keep the default policy", refusal)
 
 
 class OneCpu:
