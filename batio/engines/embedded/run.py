@@ -90,7 +90,7 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     """
     simgrid = _import_simgrid_quietly()
     from batio.engines.embedded.sgconfig import check_sg_config
-    from batio.engines.embedded.threads import no_wakeup_preemption, use_global_futex_hash
+    from batio.engines.embedded.threads import use_global_futex_hash
     from batio.inputs.contention import ContentionModel
     from batio.inputs.platform import read_properties
     from batio.inputs.workload import load_workload
@@ -100,7 +100,6 @@ def run_here(spec: RunSpec, on_progress=None, on_stuck=None, signals=None):
     _check_outputs_writable(Path(spec.out_prefix))
     check_sg_config(spec.sg_config)  # SimGrid would end the process on some, take others silently
     use_global_futex_hash()  # before SimGrid starts a thread per actor
-    no_wakeup_preemption()  # likewise: its actor threads inherit the policy
     engine, platform = _load_platform(simgrid, spec)
     contention = ContentionModel.build(engine, platform)
     _check_workloads_fit(spec, platform, workloads)

@@ -11,7 +11,7 @@ times longer beside 3,000-6,000 sleeping actors than beside none
 (``use_global_futex_hash``). Each wake-up lands on whichever CPU the
 kernel finds idle, though only one actor runs at a time (``OneCpu``). And
 the woken thread preempts its waker before the waker lets go of the lock
-they share (``no_wakeup_preemption``).
+they share (``no_wakeup_preemption``, while the engine has its CPU alone).
 """
 
 import ctypes
@@ -44,8 +44,8 @@ def use_global_futex_hash():
                    ctypes.get_errno())
 
 
-def no_wakeup_preemption():
-    """Put this thread, and the threads it creates from now on, under Linux's SCHED_BATCH policy.
+def no_wakeup_preemption(thread=0):
+    """Put a thread (0: this one, and the threads it creates from now on) under Linux's SCHED_BATCH policy.
 
     SimGrid 3.32 hands an actor over through a semaphore made of a mutex and
     a condition variable: the waker signals, then unlocks. Under the default
@@ -57,14 +57,20 @@ def no_wakeup_preemption():
     runs when its waker blocks, a moment later): measured on this project's
     2-core machine, 3,000 delay jobs made 30 to 45 % fewer thread switches
     and ran 1.5 to 3 times faster. It changes when threads run, never what
-    SimGrid decides. Needs no privilege; refused, it changes nothing.
+    SimGrid decides. But a woken thread then also waits for any other
+    program's running slice on its CPU: only for an engine alone on its CPU
+    (``OneCpu``). Needs no privilege; refused, it changes nothing.
     """
-    if not hasattr(os, "SCHED_BATCH"):
+    _set_policy(thread, "SCHED_BATCH")
+
+
+def _set_policy(thread, policy):
+    if not hasattr(os, policy):
         return
     try:
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    except OSError as refusal:
-        _log.debug("SCHED_BATCH refused (%s): the engine's threads keep the default policy", refusal)
+        os.sched_setscheduler(thread, getattr(os, policy), os.sched_param(0))
+    except OSError as refusal:  # a thread that ended meanwhile, or a system that refuses
+        _log.debug("%s refused for thread %d (%s)", policy, thread, refusal)
 
 
 class OneCpu:
@@ -81,7 +87,9 @@ class OneCpu:
     spent on everything with what this process used (``/proc/stat``); once
     other processes take more than ``contended_share`` of it over a period,
     the kernel could not move them away, and every thread is let onto any
-    CPU again, for good.
+    CPU again, for good. While bound, the threads run under SCHED_BATCH
+    (``no_wakeup_preemption``); let go, under the default policy again, so
+    that a woken actor takes its CPU from a program that computes.
     """
 
     def __init__(self, contended_share=0.25, period_s=2.0):
@@ -98,6 +106,7 @@ class OneCpu:
             _log.debug("every CPU holds a batio engine already: the engine's threads run on any CPU")
             return
         os.sched_setaffinity(0, {self.cpu})
+        no_wakeup_preemption()
         threading.Thread(target=self._watch, name="batio-one-cpu", daemon=True).start()
 
     def _free_cpu(self):
@@ -153,10 +162,11 @@ class OneCpu:
     def _let_go(self):
         """Every thread of this process onto any allowed CPU, and the CPU's lock given back."""
         self.cpu = None
-        # The main thread first: the actor threads it creates from now on inherit its binding.
+        # The main thread first: the actor threads it creates from now on inherit its binding and policy.
         for task in [self._main, *map(int, os.listdir("/proc/self/task"))]:
             try:
                 os.sched_setaffinity(task, self._allowed)
             except OSError:  # the thread ended meanwhile
                 pass
+            _set_policy(task, "SCHED_OTHER")
         os.close(self._lock_fd)
