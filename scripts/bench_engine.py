@@ -28,7 +28,7 @@ range of the ratios of the runs made one after the other.
 
     .venv/bin/python scripts/bench_engine.py [--delay-jobs 10000] [--delay 60] [--pfs-jobs 2000]
                                      [--swf FILE | --swf ''] [--theta-week WEEK | --theta-week '']
-                                     [--repeat 1] [--no-batsim] [--keep DIR]
+                                     [--repeat 1] [--no-batsim] [--no-socket] [--keep DIR]
 
 A delay job arrives every 0.05 s, so ``--delay`` sets how many run at once
 (delay / 0.05; 1,200 by default). SimGrid's model updates every running
@@ -143,6 +143,7 @@ def main():
                         help="a Theta week of jobs with I/O under easy ('' skips)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each engine, alternated (default 1)")
     parser.add_argument("--no-batsim", action="store_true", help="skip real Batsim even if it is on PATH")
+    parser.add_argument("--no-socket", action="store_true", help="skip the embedded engine's socket mode")
     parser.add_argument("--keep", type=Path, help="write the runs' inputs and outputs here, kept (default: a "
                                                  "temporary folder, removed)")
     args = parser.parse_args()
@@ -152,7 +153,7 @@ def main():
         parser.error(f"--delay is a number of seconds > 0, got {args.delay}")
     if args.repeat < 1:
         parser.error(f"--repeat is a number of runs >= 1, got {args.repeat}")
-    kinds = ["inprocess", "socket"]
+    kinds = ["inprocess"] + ([] if args.no_socket else ["socket"])
     with_batsim = not args.no_batsim and shutil.which("batsim") is not None
     if with_batsim:
         kinds += ["batsim"] + (["batsched"] if shutil.which("batsched") else [])
