@@ -35,6 +35,8 @@ import math
 
 import simgrid as sg
 
+from batio.engines.embedded.execution import WALLTIME_REACHED
+
 # SimGrid 3.32's surf/precision (sg_surf_precision): a sleep whose remaining
 # duration falls below it ends in the current step (Action::update_max_duration).
 TIMING_PRECISION = 1e-9
@@ -63,7 +65,6 @@ class DelayEnds:
     def begin(self, record, delay, ret):
         """Job ``record`` (just started) ends after ``delay`` seconds with code ``ret``, or
         at its walltime, if sooner, as Batsim's ``do_delay_task`` decides."""
-        from batio.engines.embedded.execution import WALLTIME_REACHED
         walltime = record.job.walltime if record.job.has_walltime else math.inf
         duration, code = (delay, ret) if delay < walltime else (walltime, WALLTIME_REACHED)
         record.execution.delay_started = sg.Engine.clock
@@ -123,4 +124,9 @@ class DelayEnds:
         sg.Actor.self().daemonize()
         while True:
             ready.acquire()
-            self.sim.delay_ended(*queue.popleft())
+            record, code = queue.popleft()
+            # Killed in the instant of its end, before its actor ran: Batsim's killer ends that actor.
+            if record.job.id in self._cancelled:
+                self._cancelled.discard(record.job.id)
+            else:
+                self.sim.delay_ended(record, code)
