@@ -88,12 +88,9 @@ class Counter(BatsimScheduler):
 '''
 
 
-@pytest.mark.parametrize("delays_in_model", [True, False], ids=["job actors", "delay ends"])
-def test_threads_and_mappings_follow_the_running_jobs_not_the_finished_ones(simulate_workload, tmp_path,
-                                                                          delays_in_model):
-    """Every job is an actor, hence an OS thread with a mapped stack (delay jobs too in
-    the reference path; by default they end from timers.DelayEnds and a poster per host).
-    A job ends before the next arrives, so at most one runs at once: what the
+def test_threads_and_mappings_follow_the_running_jobs_not_the_finished_ones(simulate_workload, tmp_path):
+    """Every job is an actor, hence an OS thread with a mapped stack. A job
+    ends before the next arrives, so at most one runs at once: what the
     process holds must stay flat over 600 jobs, not grow with each finished
     one (a whole trace day would then pass Linux's default vm.max_map_count)."""
     scheduler = tmp_path / "counter.py"
@@ -101,7 +98,7 @@ def test_threads_and_mappings_follow_the_running_jobs_not_the_finished_ones(simu
     probe = tmp_path / "probe.json"
     jobs = [{"id": str(i), "subtime": 2 * i, "walltime": 10, "res": 1, "profile": "p"} for i in range(600)]
     run = simulate_workload(workload(jobs, {"p": {"type": "delay", "delay": 1}}), scheduler=scheduler,
-                            options={"probe": str(probe)}, delays_in_model=delays_in_model)
+                            options={"probe": str(probe)})
     assert (run.jobs["final_state"] == "COMPLETED_SUCCESSFULLY").all()
     samples = json.loads(probe.read_text())
     assert len(samples) == 600

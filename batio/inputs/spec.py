@@ -63,9 +63,6 @@ class RunSpec:
     io_sample_period: float = DEFAULT_IO_SAMPLE_PERIOD_S
     io_exclusive: bool = False          # beyond Batsim: one transfer at a time per storage host (FIFO)
     sg_config: list = field(default_factory=list)  # SimGrid options OPT:VALUE, as Batsim's --sg-cfg
-    # Embedded engine: delay jobs sleep in SimGrid's model, an actor each, as in Batsim (the
-    # slower reference path that tests check the default one against; server.Config).
-    delays_in_model: bool = False
 
     def __post_init__(self):
         self.check()

@@ -6,7 +6,6 @@ import heapq
 
 from procset import ProcSet
 
-from batio.engines.embedded import timers
 from batio.engines.embedded.execution import JobExecution
 from batio.errors import InputError, SchedulerError
 from batio.inputs.workload import Workload, check_job, check_profile
@@ -92,11 +91,7 @@ class Decisions:
         hosts = [self.host(self.resources[allocation[i]].name) for i in executors]
         record.execution = JobExecution(self, record, hosts, storage_mapping)
         self._job_started(record)
-        profile = self.profile(job.workload, job.profile)
-        if timers.applies(profile, self.config):
-            self.delay_ends.begin(record, profile["delay"], profile.get("ret", 0))
-        else:
-            record.actor = self.spawn(f"job_{job.id}", hosts[0], self._job_actor, record)
+        record.actor = self._spawn(f"job_{job.id}", hosts[0], self._job_actor, record)
 
     def _executors(self, data, allocation, job):
         """Index in the allocation of each executor (Batsim's ``mapping``)."""
@@ -160,7 +155,7 @@ class Decisions:
             to_kill.append(job_id)
         if to_kill:
             self.nb_killers += 1
-            self.spawn("killer_process", self.master, self._killer, to_kill)
+            self._spawn("killer_process", self.master, self._killer, to_kill)
 
     def _do_call_me_later(self, data):
         target = field_of(data, "timestamp", (int, float), "CALL_ME_LATER")  # checked by _request_reply
@@ -172,13 +167,13 @@ class Decisions:
         self.nb_waiters += 1
         if self.nb_waiter_actors < WAITER_ACTORS:
             self.nb_waiter_actors += 1
-            self.spawn(f"waiter {target}", self.master, self._waiter, float(target))
+            self._spawn(f"waiter {target}", self.master, self._waiter, float(target))
             return
         # Batsim's waiter sleeps max(target - now, MIN_WAIT) from now.
         heapq.heappush(self.calls, (self.now() + max(float(target) - self.now(), MIN_WAIT), self.calls_asked))
         self.calls_asked += 1
         if self.shared_waiter is None:
-            self.shared_waiter = self.spawn("shared waiter", self.master, self._shared_waiter)
+            self.shared_waiter = self._spawn("shared waiter", self.master, self._shared_waiter)
             self.shared_waiter.daemonize()  # it waits for calls forever: it must not hold the simulation's end
         else:
             self.new_call.release()

@@ -195,7 +195,7 @@ class _EmbeddedRun:
         spec, engine = self.spec, self.engine
         config = Config(spec.forward_profiles, spec.dynamic_jobs, spec.acknowledge_dynamic_jobs,
                         spec.compute_sharing, spec.storage_sharing, spec.io_exclusive, spec.profile_reuse,
-                        spec.max_idle_s, spec.delays_in_model)
+                        spec.max_idle_s)
         self.transport = self._connect_scheduler()
         # After the scheduler's process started (it is not the engine's to bind), before the actors' threads:
         OneCpu()

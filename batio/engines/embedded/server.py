@@ -12,7 +12,6 @@ import simgrid as sg
 from batio.engines.embedded.decisions import MIN_WAIT, Decisions, JobRecord, check_event, field_of
 from batio.engines.embedded.execution import KILLED, WALLTIME_REACHED
 from batio.engines.embedded.outputs import MachineStates
-from batio.engines.embedded.timers import DelayEnds
 from batio.engines.embedded.wire import as_batsim_writes
 from batio.errors import EngineError, SchedulerError
 from batio.inputs.workload import Job, Workload, profiles_reached
@@ -32,9 +31,6 @@ class Config:
     # waiting (or with nothing left to do) and none running, before batio
     # calls it stuck; Batsim would wait forever. run.DEFAULT_MAX_IDLE_S in runs.
     max_idle: float = float("inf")
-    # Every delay job sleeps in SimGrid's model in an actor of its own, as in Batsim,
-    # instead of ending from timers.DelayEnds: the reference the faster path is checked against.
-    delays_in_model: bool = False
 
 
 class Simulation(Decisions):
@@ -80,7 +76,6 @@ class Simulation(Decisions):
         self.calls_since_activity = 0
         self.error = None
         self.machine_states = MachineStates(len(platform.compute), len(platform.resources))
-        self.delay_ends = DelayEnds(self)
 
     # -- helpers ---------------------------------------------------------------
     def host(self, name):
@@ -138,7 +133,7 @@ class Simulation(Decisions):
                 self.error = error
             sg.Actor.kill_all()
 
-    def spawn(self, name, host, body, *args):
+    def _spawn(self, name, host, body, *args):
         try:
             return sg.Actor.create(name, host, self._guarded, body, *args)
         except RuntimeError as error:  # SimGrid's Python actors are OS threads
@@ -150,9 +145,9 @@ class Simulation(Decisions):
 
     def start(self):
         for name in self.static_workloads:
-            self.spawn(f"workload_submitter_{name}", self.master, self._submitter, self.workloads[name])
-        self.spawn("server", self.master, self._server)
-        self.spawn("Scheduler REQ-REP", self.master, self._request_reply_loop)
+            self._spawn(f"workload_submitter_{name}", self.master, self._submitter, self.workloads[name])
+        self._spawn("server", self.master, self._server)
+        self._spawn("Scheduler REQ-REP", self.master, self._request_reply_loop)
 
     # -- actors ----------------------------------------------------------------
     def _submitter(self, workload: Workload):
@@ -276,7 +271,10 @@ class Simulation(Decisions):
 
     def _job_actor(self, record):
         code = record.execution.run()
-        self._job_finished(record, code)
+        record.return_code = code
+        record.state = (SUCCESS_STATE if code == 0 else "COMPLETED_FAILED" if code > 0
+                        else "COMPLETED_WALLTIME_REACHED" if code == WALLTIME_REACHED else "COMPLETED_KILLED")
+        self._job_ended(record)
         if code == KILLED:  # a killed job is reported by the killer
             return
         if record.execution.timed_out is None:
@@ -284,17 +282,6 @@ class Simulation(Decisions):
         else:   # Batsim's ptask past the walltime runs on until the job's actor ends, after the message
             self.send("JOB_COMPLETED", record)
             record.execution.release()
-
-    def delay_ended(self, record, code):
-        """What a delay job's actor does once its sleep ends, from a poster of ``DelayEnds`` on its host."""
-        self._job_finished(record, code)
-        self.send_last("JOB_COMPLETED", record)
-
-    def _job_finished(self, record, code):
-        record.return_code = code
-        record.state = (SUCCESS_STATE if code == 0 else "COMPLETED_FAILED" if code > 0
-                        else "COMPLETED_WALLTIME_REACHED" if code == WALLTIME_REACHED else "COMPLETED_KILLED")
-        self._job_ended(record)
 
     def _killer(self, ids):
         progress = {}
@@ -306,11 +293,7 @@ class Simulation(Decisions):
             if not cancelled:
                 # No ptask to cancel (a delay): end the actor; Batsim leaves
                 # the return code at its initial -1 in this case.
-                if record.actor is None:  # no actor of its own (timers.DelayEnds): one SimGrid call all the same
-                    self.delay_ends.cancel(record)
-                    sg.this_actor.yield_()
-                else:
-                    record.actor.kill()
+                record.actor.kill()
                 record.state = "COMPLETED_KILLED"
                 record.return_code = -1
                 self._job_ended(record)
