@@ -44,8 +44,8 @@ def use_global_futex_hash():
                    ctypes.get_errno())
 
 
-def no_wakeup_preemption(thread=0):
-    """Put a thread (0: this one, and the threads it creates from now on) under Linux's SCHED_BATCH policy.
+def no_wakeup_preemption():
+    """Put this thread, and the threads it creates from now on, under Linux's SCHED_BATCH policy.
 
     SimGrid 3.32 hands an actor over through a semaphore made of a mutex and
     a condition variable: the waker signals, then unlocks. Under the default
@@ -55,13 +55,13 @@ def no_wakeup_preemption(thread=0):
     time once the model's own work is small. SCHED_BATCH keeps the normal
     priority and fair share but never preempts on wake-up (the woken thread
     runs when its waker blocks, a moment later): measured on this project's
-    2-core machine, 3,000 delay jobs made 30 to 45 % fewer thread switches
-    and ran 1.5 to 3 times faster. It changes when threads run, never what
+    2-core machine, delay jobs made 30 to 45 % fewer thread switches and
+    took 25 to 40 % less CPU (docs/performance.md, "Issue 60"). It changes when threads run, never what
     SimGrid decides. But a woken thread then also waits for any other
     program's running slice on its CPU: only for an engine alone on its CPU
     (``OneCpu``). Needs no privilege; refused, it changes nothing.
     """
-    _set_policy(thread, "SCHED_BATCH")
+    _set_policy(0, "SCHED_BATCH")
 
 
 def _set_policy(thread, policy):
