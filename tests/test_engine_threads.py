@@ -117,8 +117,10 @@ from batio.engines.embedded.threads import OneCpu
 pin = OneCpu(contended_share=float(sys.argv[1]), period_s=0.2)
 born = threading.Thread(target=time.sleep, args=(60,), daemon=True)
 born.start()
+batch = lambda thread: os.sched_getscheduler(thread) == os.SCHED_BATCH
 state = lambda: print(json.dumps([pin.cpu, sorted(os.sched_getaffinity(0)),
-                                  sorted(os.sched_getaffinity(born.native_id))]), flush=True)
+                                  sorted(os.sched_getaffinity(born.native_id)),
+                                  [batch(0), batch(born.native_id)]]), flush=True)
 state()
 for line in sys.stdin:  # a line: print the binding again; end of input: exit
     state()
@@ -135,7 +137,8 @@ def _holder(tmp_path, contended_share=float("inf")):
     chroot's blocker let go of CPU 0 and the next holder took it.)"""
     process = subprocess.Popen([sys.executable, "-c", HOLDER, str(contended_share)], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
-    cpu, main, born = json.loads(process.stdout.readline())
+    cpu, main, born, batch = json.loads(process.stdout.readline())
+    assert batch == [cpu is not None] * 2  # SCHED_BATCH while bound, for the threads started after too
     return process, cpu, main, born
 
 
@@ -179,7 +182,8 @@ def test_an_engine_lets_its_threads_onto_any_cpu_once_another_process_takes_its_
         deadline = time.monotonic() + 10
         while (state := _state(holder))[0] is not None and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert state == [None, ALLOWED, ALLOWED]  # the thread started while bound is let go too
+        # The thread started while bound is let go too, and both are back under the default policy.
+        assert state == [None, ALLOWED, ALLOWED, [False, False]]
         other, cpu_again, _, _ = _holder(tmp_path)  # the lowest free CPU: the one given back
         assert cpu_again == cpu
         other.stdin.close()
