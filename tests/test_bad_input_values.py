@@ -143,7 +143,7 @@ def test_swf_imports_refuse_what_cannot_be_read_or_run(tmp_path, capsys, text, o
     ((SACCT_HEADER + sacct_line('1"2')).encode(), "field 'JobID': job id '1\"2' contains a comma, a double quote"),
     ((SACCT_HEADER + sacct_line(nodes="\u0661")).encode(), "field 'NNodes': node count '\u0661' is not a whole"),
     ((SACCT_HEADER + sacct_line() + sacct_line("2", submit="9999-01-01T00:00:00")).encode(),
-     "line 3, field 'Submit': submitted or started more than 1e+10 s"),
+     "line 3, field 'Submit': '9999-01-01T00:00:00' is not a date a record can hold"),
 ])
 def test_sacct_imports_refuse_what_cannot_be_read(tmp_path, capsys, text, expected):
     trace = tmp_path / "t.sacct"
@@ -152,11 +152,14 @@ def test_sacct_imports_refuse_what_cannot_be_read(tmp_path, capsys, text, expect
     assert expected in line, line
 
 
-def test_a_sacct_job_id_of_a_superscript_digit_is_a_name(tmp_path, capsys):
+@pytest.mark.parametrize("job_id", ["\u00b2", "\u00b9\u2070\u00b9", "1\u0661"])
+def test_a_sacct_job_id_of_other_digits_is_refused(tmp_path, capsys, job_id):
+    """Issue 59: '¹⁰¹' reads as job 101 to a person but matches no Darshan log nor job 101."""
     trace = tmp_path / "t.sacct"
-    trace.write_text(SACCT_HEADER + sacct_line("\u00b2"))
-    assert main(["import", "sacct", str(trace), "--out", str(tmp_path / "w.json")]) == 0
-    assert json.loads((tmp_path / "w.json").read_text())["jobs"][0]["id"] == "\u00b2"
+    trace.write_text(SACCT_HEADER + sacct_line(job_id))
+    line = one_line_error(capsys, ["import", "sacct", str(trace), "--out", str(tmp_path / "w.json")])
+    assert line.endswith(f"line 2, field 'JobID': job id '{job_id}' has digits other than ASCII 0-9"), line
+    assert not (tmp_path / "w.json").exists()
 
 
 @pytest.mark.parametrize("command", [["import", "swf", "t.swf"],
