@@ -10,6 +10,7 @@ have (1e308 bytes, a start in year 9999, 10^20 processes). A refusal is an
 """
 
 from datetime import UTC, datetime
+import json
 import math
 import re
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from batio.errors import InputError, quoted
 from batio.inputs.workload import check_name
-from batio.quantities import NUMBER, PLAIN, fails_with, quantity
+from batio.quantities import NUMBER, PLAIN, bound, fails_with, quantity
 
 # Trace times and durations are at most this many seconds (about 317 years):
 # dates stay within what datetime represents, and times keep sub-second digits.
@@ -118,3 +119,20 @@ def column_numbers(texts, source, field, *, low, high, blank=True):
             continue
         values[row] = trace_number(text, f"{source}, line {row + 2}", field, low=low, high=high)
     return values
+
+
+def json_number(value, source, field, *, low, high, job=None, whole=False):
+    """A number of a JSON file batio reads back (a workload's recorded and measured fields):
+    a finite number within [low, high] (a whole one if ``whole``); not a bool, a string or null."""
+    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+            or not low <= value <= high or (whole and not float(value).is_integer())):
+        kind = "a whole number" if whole else "a number"
+        raise InputError(source, f"must be {kind} from {bound(low)} to {bound(high)}, got {json_value(value)}",
+                         job=job, field=field)
+    return value
+
+
+def json_value(value):
+    """A JSON value as a message shows it, cut short."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
