@@ -108,14 +108,14 @@ def trace_label(text, source, field, what="name"):
     return text
 
 
-def column_numbers(texts, source, field, *, low, high, blank=True):
+def column_numbers(texts, source, field, *, low, high):
     """A float array of a column's cells (``texts``: strings), each in ASCII decimal digits within
-    [low, high]; blank cells (and 'nan', as pandas writes a missing value) are NaN when
-    ``blank``. The first bad cell is refused naming its line (the header is line 1)."""
+    [low, high]; a blank cell is a missing value (NaN; a 'nan' is refused: no exporter writes it
+    for a missing value). The first bad cell is refused naming its line (the header is line 1)."""
     values = np.full(len(texts), math.nan)
     for row, text in enumerate(texts):
         text = str(text).strip()
-        if blank and text.lower() in ("", "nan"):
+        if not text:
             continue
         values[row] = trace_number(text, f"{source}, line {row + 2}", field, low=low, high=high)
     return values
