@@ -18,6 +18,7 @@ import pandas as pd
 from batio.accuracy import STATS, error_stats, spearman
 from batio.errors import InputError
 from batio.fstwin_read import GIB, MIB, read_runs
+from batio.readings import trace_label
 
 log = logging.getLogger(__name__)
 
@@ -357,12 +358,20 @@ def _validation(path, platform, out, fit_until, days):
     return frame, paired_gap(held_out[recent], held_out[rolling], test["measured"])
 
 
+def system_name(system, path):
+    """``--system``, else the summaries file's name up to its first '-' or '.': a plain name
+    (it names the platform file under --out, never a path elsewhere)."""
+    if system is None:
+        system = Path(path).name.split("-")[0].split(".")[0]
+    return trace_label(system, "--system", None, "system name")
+
+
 def make_twin(path, out, *, system=None, fit_until=None, days=28):
     """Fit, validate and write DIR/SYSTEM.xml, DIR/fit.json and DIR/validation.csv; return the table.
     fit.json holds the held-out ``paired_gap`` of the recalibrated twin to the rolling median."""
+    system = system_name(system, path)
     runs, skipped = read_runs(path)
     train, test, cut = split(runs, fit_until)
-    system = system or Path(path).name.split("-")[0].split(".")[0]
     twins = fit_all(train)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

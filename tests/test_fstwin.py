@@ -216,7 +216,7 @@ def test_bad_names_and_options_are_one_line(tmp_path, capsys):
     with pytest.raises(InputError, match=r"line 3, field '_file_system': a file system name"):
         fstwin.read_runs(path)
     assert main(["twin", str(path), "--days", "0", "--out", str(tmp_path / "o")]) == 2
-    assert capsys.readouterr().err.strip() == "batio: error: --days: must be at least 1, got 0"
+    assert capsys.readouterr().err.strip() == "batio: error: --days: must be from 1 to 3650, got 0"
     with pytest.raises(InputError, match="no link carries a fit"):
         fstwin.read_platform(Path(__file__).resolve().parents[1] / "platforms" / "cluster16_pfs.xml")
 
