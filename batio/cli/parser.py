@@ -41,8 +41,16 @@ BSLD_TAU_HELP = (f"the bounded slowdown's threshold: max(1, turnaround / max(exe
                  f"(default {metrics.DEFAULT_BSLD_TAU:g} s)")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's own refusals (an unknown option, a value missing) as batio's: one line, no usage
+    block (``--help`` shows it); the sub-commands' parsers are of this class too."""
+
+    def error(self, message):
+        self.exit(2, f"batio: error: {message} (see: {self.prog} --help)\n")
+
+
 def parser():
-    top = argparse.ArgumentParser(prog="batio", description=DESCRIPTION)
+    top = OneLineParser(prog="batio", description=DESCRIPTION)
     commands = top.add_subparsers(dest="command", required=True)
     _add_run(commands)
     _add_compare(commands)
