@@ -122,3 +122,31 @@ def test_a_sacct_line_out_of_order_or_out_of_time_is_refused(tmp_path, capsys, l
     trace.write_text(SACCT_HEADER + line)
     error = one_line_error(capsys, ["import", "sacct", str(trace), "--out", str(tmp_path / "w.json")])
     assert error.startswith(f"batio: error: {trace}, line 2, ") and expected in error, error
+
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize("format, trace, extra", [
+    ("swf", DATA / "small.swf", []), ("sacct", DATA / "small.sacct", []),
+    ("jobsio", DATA / "jobsio_tiny.csv", ["--week", "w1"]),
+])
+def test_what_every_reader_writes_batio_runs(tmp_path, format, trace, extra):
+    workload = tmp_path / "w.json"
+    assert main(["import", format, str(trace), "--nodes", "16", "--out", str(workload), *extra]) == 0
+    assert main(["run", "--platform", str(PLATFORMS / "cluster16_pfs.xml"), "--workload", str(workload),
+                 "--scheduler", "fcfs", "--out", str(tmp_path / "run"), "--quiet"]) == 0
+
+
+def test_a_jobsio_week_whose_io_fills_a_run_validates(tmp_path, capsys):
+    """The week scored holds a job whose per-rank I/O is its whole run time (a delay of LEAST_DELAY_S)."""
+    week = tmp_path / "w2.json"
+    _, argv = import_jobsio(tmp_path, HEADER + "\n" + row(week="w2") + row(
+        week="w2", id="2", readTimeSeconds="64000", writeTimeSeconds="64000", metaTimeSeconds="0"), "--nodes", "16")
+    assert main([*argv[:-3], str(week), *argv[-2:]]) == 0
+    train = tmp_path / "w1.json"
+    assert main(["import", "jobsio", str(DATA / "jobsio_tiny.csv"), "--week", "w1", "--nodes", "16",
+                 "--out", str(train)]) == 0
+    assert main(["validate", "--platform", str(PLATFORMS / "cluster16_pfs.xml"), "--workload", str(week),
+                 "--train", str(train), "--out", str(tmp_path / "v")]) == 0, capsys.readouterr().err
+    assert (tmp_path / "v" / "validation.csv").is_file()
