@@ -114,3 +114,22 @@ def test_a_numbered_week_is_a_name(tmp_path, capsys, week):
     assert main(validate(tmp_path, week, workload)) == 0, capsys.readouterr().err
     assert (tmp_path / "out" / "5").is_dir()
     assert "\n5," in (tmp_path / "out" / "validation.csv").read_text()
+
+
+def test_an_interrupted_validation_leaves_the_earlier_tables_whole(tmp_path, capsys, monkeypatch, week):
+    from batio import validate as validating
+    argv = validate(tmp_path, week, copy.deepcopy(week))
+    assert main(argv) == 0
+    out = tmp_path / "out"
+    tables = {name: (out / name).read_bytes() for name in ("iomodel.json", "validation.csv", "validation_jobs.csv")}
+
+    train = json.loads((tmp_path / "train.json").read_text())
+    train["jobs"][0]["measured_transfer_s"] *= 2  # another model, which must not replace the earlier one alone
+    (tmp_path / "train.json").write_text(json.dumps(train))
+
+    def interrupted(frame):  # after the model's write, before the tables'
+        raise KeyboardInterrupt
+    monkeypatch.setattr(validating, "statistics", interrupted)
+    assert main(argv) == 130
+    assert {name: (out / name).read_bytes() for name in tables} == tables
+    assert not list(out.glob(".staging-*"))

@@ -94,10 +94,10 @@ def validate_benchmark_runs(args):
     if args.workload or args.train or args.model:
         raise BatioError("validate: --benchmarks takes no --workload, --train or --model (the runs before "
                          "--fit-until train)")
-    make_folder(args.out)
     platform = catalog.platform_path(args.platform) if args.platform else None
-    print(format_table(validate_benchmarks(args.benchmarks, platform=platform, out=args.out,
-                                           fit_until=args.fit_until)))
+    with file_set(args.out) as staging:  # an interrupted validation leaves the earlier table whole
+        table = validate_benchmarks(args.benchmarks, platform=platform, out=staging, fit_until=args.fit_until)
+    print(format_table(table))
     print(f"written: {Path(args.out) / 'validation.csv'}")
     return 0
 
