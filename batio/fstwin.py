@@ -18,7 +18,7 @@ import pandas as pd
 from batio.accuracy import STATS, error_stats, spearman
 from batio.errors import InputError
 from batio.fstwin_read import GIB, MIB, read_runs
-from batio.readings import trace_label
+from batio.readings import trace_date, trace_label
 
 log = logging.getLogger(__name__)
 
@@ -160,10 +160,8 @@ def split(runs, fit_until):
     if fit_until is None:
         cut = runs["start"].min() + (runs["start"].max() - runs["start"].min()) / 2
     else:
-        try:
-            cut = pd.Timestamp(fit_until)
-        except ValueError:
-            raise InputError("--fit-until", f"not a date (YYYY-MM-DD): {fit_until!r}") from None
+        # The runs' start times are naive UTC: the date is read so (ASCII digits, 1970 to 2100).
+        cut = pd.Timestamp(trace_date(fit_until, "--fit-until", None, example="2017-07-18"), unit="s")
     first, second = runs[runs["start"] < cut], runs[runs["start"] >= cut]
     if first.empty or second.empty:
         raise InputError("--fit-until", f"{cut.date()} leaves no run on one side "

