@@ -90,9 +90,18 @@ def test_platform_values_simgrid_misreads_or_aborts_on(tmp_path, capsys, element
 
 
 def test_a_near_miss_of_a_property_name_is_a_warning_naming_it(tmp_path, caplog):
-    assert main(run_argv(tmp_path, platform(tmp_path, link_props=curve("1:1GBps", "batio:Contention")))) == 0
-    assert "property 'batio:Contention' is not one batio reads (names are matched exactly); did you mean " \
+    assert main(run_argv(tmp_path, platform(tmp_path, link_props=curve("1:1GBps", "batio:contenton")))) == 0
+    assert "property 'batio:contenton' is not one batio reads (names are matched exactly); did you mean " \
            "'batio:contention'?" in caplog.text
+
+
+@pytest.mark.parametrize("name", ["batio:Contention", "BATIO:CONTENTION_READ", "Role"])
+def test_a_property_name_in_another_case_is_refused(tmp_path, capsys, name):
+    """Issue 59 (left from issue 48): read by no one, the run would go on without the curve it was given."""
+    path = platform(tmp_path, link_props=curve("1:1GBps", name))
+    line = one_line_error(capsys, run_argv(tmp_path, path))
+    assert line.startswith(f"batio: error: {path}, field '{name}': <link id='l'>: property names are matched "
+                           "exactly: write "), line
 
 
 def composed_chain(depth, width=1, leaf="d"):

@@ -121,6 +121,10 @@ def _check_properties(path, element):
             if name in CONTENTION_PROPERTIES:  # here, before SimGrid loads the platform
                 parse_curve(prop.get("value", ""), path, name, f"{element.tag} '{element.get('id', '')}'")
             continue
+        same = [known for known in PROPERTY_NAMES if known.casefold() == name.casefold()]
+        if same:  # read by no one: the run would go on without the curve or role it was given
+            raise InputError(path, f"{_name(element)}: property names are matched exactly: write {same[0]!r}, "
+                                   f"not {name!r}", field=name)
         near = difflib.get_close_matches(name.casefold(), PROPERTY_NAMES, n=1, cutoff=0.8)
         if near:
             log.warning("%s: %s: property %r is not one batio reads (names are matched exactly); did you mean %r?",
