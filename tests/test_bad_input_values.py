@@ -320,3 +320,13 @@ def test_a_cluster_radical_of_billions_of_hosts_is_refused_at_once(tmp_path, cap
     line = one_line_error(capsys, run_argv(tmp_path, path))
     assert line == (f"batio: error: {path}, field 'radical': cluster 'c': radical '0-99999999999' makes more than "
                     "1048576 hosts"), line
+
+
+@pytest.mark.parametrize("end", ["src", "dst"])
+def test_a_route_naming_no_host_is_one_line(tmp_path, capsys, end):
+    """Issue 59 (left from issue 48): SimGrid's refusal ('does name a node') spans two lines."""
+    route = "<route src='ghost' dst='h0'>" if end == "src" else "<route src='h0' dst='ghost'>"
+    path = platform(tmp_path, extra=route + "<link_ctn id='l'/></route>")
+    line = one_line_error(capsys, run_argv(tmp_path, path))
+    assert line == (f"batio: error: {path}, field 'route': <zone id='z'>: a route's {end} 'ghost' names no host, "
+                    "router or peer of the platform")
