@@ -143,8 +143,8 @@ def test_summaries_read_or_are_one_clean_line(text):
         outcome("TOKIO-ABC summaries", lambda: fstwin_read.read_runs(path), path, accept=_finite_runs)
 
 
-JSON_VALUES = st.sampled_from([math.nan, math.inf, -math.inf, 1e308, -1, 0, True, False, None, "12", [], {}, 2.5,
-                               "w1", 10 ** 20])
+JSON_VALUES: st.SearchStrategy[object] = st.sampled_from([
+    math.nan, math.inf, -math.inf, 1e308, -1, 0, True, False, None, "12", [], {}, 2.5, "w1", 10 ** 20])
 FIELDS = ["id", "res", "recorded_start", "recorded_end", "read_bytes", "written_bytes", "nprocs", "io_ranks",
           "measured_read_s", "measured_write_s", "measured_meta_s", "measured_transfer_s"]
 WEEK_JOB = {"id": 1, "res": 2, "recorded_start": 0, "recorded_end": 1000, "read_bytes": 2e9, "written_bytes": 4e9,
