@@ -152,6 +152,22 @@ def _opening_tag(text, element_id, source):
     return match
 
 
+def check_element(platform, element_id):
+    """The element exists and, when a host, is a storage host: `batio run` refuses a curve on any
+    other host, so the calibrated platform would not run."""
+    try:
+        text = Path(platform).read_text()
+    except OSError as error:
+        raise InputError(platform, f"cannot read the platform: {error.strerror}") from None
+    if _opening_tag(text, element_id, platform).group(1) == "host":
+        from batio.inputs.platform import read_properties
+        role = read_properties(platform)[0].get(element_id, {}).get("role", "")
+        if role != "storage":
+            raise InputError("--element", f"host '{element_id}' of {platform} is not a storage host (role "
+                                          f"{role!r}): a contention curve goes on a storage host, its <cluster> "
+                                          "or a <link>")
+
+
 def contradiction(text, element_id, points, source):
     """Why the measured curve contradicts the bandwidth the element declares (a link's
     ``bandwidth``, a cluster's ``bw``), or None: a peak above it, which real Batsim (ignoring
@@ -223,6 +239,8 @@ def calibrate(measurement, out, unit="GB/s", direction="both", platform=None, el
         raise InputError("--direction", f"unknown direction {direction!r} (known: {', '.join(PROPERTIES)})")
     if (platform is None) != (element is None):
         raise InputError("--platform", "--platform and --element go together (the element to put the curve on)")
+    if platform is not None:
+        check_element(platform, element)
     points = read_measurement(measurement, unit)
     value = property_value(points, unit)
     prop = PROPERTIES[direction]

@@ -11,7 +11,7 @@ from batio.catalog import is_batsched
 from batio.errors import InputError
 from batio.importers.common import parse_duration
 from batio.metrics import DEFAULT_BSLD_TAU
-from batio.sweep.config import Grid, Policy, WorkloadSource, check_grid, check_tau, is_generator
+from batio.sweep.config import MAX_SEEDS, Grid, Policy, WorkloadSource, check_grid, check_tau, is_generator
 from batio.sweep.grid import run_grid
 from batio.sweep.plan import load_generator
 from batio.windows import window_count
@@ -94,8 +94,8 @@ def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, b
         raise InputError("--seeds", f"workload {workload!r} is a file, the same on every run: seeds apply to "
                                     "workload generators (--workload MODULE:FUNCTION, e.g. "
                                     "batio.workloads.demo:demo_workload)")
-    if seeds is not None and seeds < 1:
-        raise InputError("--seeds", f"expected a number of seeds >= 1, got {seeds}")
+    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
+        raise InputError("--seeds", f"expected a number of seeds from 1 to {MAX_SEEDS}, got {seeds}")
     # A scheduler file is labelled by its name without folder and suffix, as pybatsim names its class.
     labels = {name: Path(name).stem if not is_batsched(name) and (name.endswith(".py") or "/" in name) else name
               for name in names}

@@ -18,6 +18,7 @@ import pandas as pd
 from batio.accuracy import STATS, error_stats, spearman
 from batio.errors import InputError
 from batio.fstwin_read import GIB, MIB, read_runs
+from batio.readings import trace_date, trace_label
 
 log = logging.getLogger(__name__)
 
@@ -159,10 +160,8 @@ def split(runs, fit_until):
     if fit_until is None:
         cut = runs["start"].min() + (runs["start"].max() - runs["start"].min()) / 2
     else:
-        try:
-            cut = pd.Timestamp(fit_until)
-        except ValueError:
-            raise InputError("--fit-until", f"not a date (YYYY-MM-DD): {fit_until!r}") from None
+        # The runs' start times are naive UTC: the date is read so (ASCII digits, 1970 to 2100).
+        cut = pd.Timestamp(trace_date(fit_until, "--fit-until", None, example="2017-07-18"), unit="s")
     first, second = runs[runs["start"] < cut], runs[runs["start"] >= cut]
     if first.empty or second.empty:
         raise InputError("--fit-until", f"{cut.date()} leaves no run on one side "
@@ -357,12 +356,20 @@ def _validation(path, platform, out, fit_until, days):
     return frame, paired_gap(held_out[recent], held_out[rolling], test["measured"])
 
 
+def system_name(system, path):
+    """``--system``, else the summaries file's name up to its first '-' or '.': a plain name
+    (it names the platform file under --out, never a path elsewhere)."""
+    if system is None:
+        system = Path(path).name.split("-")[0].split(".")[0]
+    return trace_label(system, "--system", None, "system name")
+
+
 def make_twin(path, out, *, system=None, fit_until=None, days=28):
     """Fit, validate and write DIR/SYSTEM.xml, DIR/fit.json and DIR/validation.csv; return the table.
     fit.json holds the held-out ``paired_gap`` of the recalibrated twin to the rolling median."""
+    system = system_name(system, path)
     runs, skipped = read_runs(path)
     train, test, cut = split(runs, fit_until)
-    system = system or Path(path).name.split("-")[0].split(".")[0]
     twins = fit_all(train)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

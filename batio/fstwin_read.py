@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from batio.errors import InputError
+from batio.readings import LAST_DATE, MAX_BYTES, MAX_COUNT, column_numbers, in_order
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +24,17 @@ COLUMNS = ("_file_system", "darshan_app", "darshan_nprocs", "darshan_start_time"
            "darshan_tot_bytes_written_posix", "darshan_biggest_read_api_files", "darshan_biggest_write_api_files",
            "fs_tot_gibs_read", "fs_tot_gibs_written")
 NUMERIC = COLUMNS[2:]
+FULLNESS = "fshealth_ost_avg_full_pct"  # optional: OST fullness, only to measure what it explains
+# (low, high, whole) of each numeric column: what a benchmark run on a real machine can record.
+# Times are Unix seconds up to 2100; bandwidth in MiB/s up to an exabyte per second; traffic in GiB.
+BOUNDS = {"darshan_nprocs": (1, MAX_COUNT, True), "darshan_agg_perf_by_slowest_posix": (0, MAX_BYTES / MIB, False),
+          **dict.fromkeys(("darshan_start_time", "darshan_end_time"), (0, LAST_DATE.timestamp(), False)),
+          **dict.fromkeys(("darshan_tot_bytes_read_posix", "darshan_tot_bytes_written_posix"), (0, MAX_BYTES, False)),
+          **dict.fromkeys(("darshan_biggest_read_api_files", "darshan_biggest_write_api_files"), (0, MAX_COUNT, True)),
+          **dict.fromkeys(("fs_tot_gibs_read", "fs_tot_gibs_written"), (0, MAX_BYTES / GIB, False)),
+          FULLNESS: (0, 100, False)}
 # The file system's traffic during the run, in GiB or, as in Mira's GPFS summaries, in bytes.
 IN_BYTES = {"fs_tot_gibs_read": "fs_tot_bytes_read", "fs_tot_gibs_written": "fs_tot_bytes_written"}
-FULLNESS = "fshealth_ost_avg_full_pct"  # optional: OST fullness, only to measure what it explains
 # Why a row is not used, checked in this order; each skipped row is counted under one.
 SKIPS = (("_file_system", "no file system (not a run on the file systems the traffic was measured on)"),
          ("darshan_agg_perf_by_slowest_posix", "no measured bandwidth"),
@@ -68,18 +77,12 @@ def read_runs(path):
     except pd.errors.EmptyDataError:
         raise InputError(path, "is empty (expected a header and one row per benchmark run)") from None
     frame = _numbers(path, raw, _sources(path, raw.columns))
-    nprocs = frame["darshan_nprocs"]
-    fractional = nprocs.notna() & ((nprocs < 1) | (nprocs != nprocs.round()))
-    if fractional.any():
-        row = int(np.flatnonzero(fractional.to_numpy())[0])
-        raise InputError(path, f"line {row + 2}: the process count must be a whole number >= 1, got "
-                               f"{raw['darshan_nprocs'].iloc[row]!r}", field="darshan_nprocs")
     names = raw["_file_system"].str.strip()
     bad = (names != "") & ~names.str.fullmatch(r"[A-Za-z0-9_.-]+")
     if bad.any():  # the name becomes a host and a link id in the platform
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(path, f"line {row + 2}: a file system name may hold letters, digits and '_.-' only, "
-                               f"got {names.iloc[row]!r}", field="_file_system")
+        raise InputError(f"{path}, line {row + 2}", f"a file system name may hold letters, digits and '_.-' "
+                                                  f"only, got {names.iloc[row]!r}", field="_file_system")
     frame["_file_system"] = names.replace("", None).to_numpy()
     frame["app"] = raw["darshan_app"].str.strip().str.rsplit("/", n=1).str[-1].to_numpy()
     skipped = Counter()
@@ -119,17 +122,26 @@ def _sources(path, columns):
 
 def _numbers(path, raw, sources):
     """The numeric columns of ``raw`` under their COLUMNS names, byte counters in GiB,
-    beside each row's line; a value that is not a number stops with one line."""
+    beside each row's line; a value that is not a number in ASCII decimal digits, or not
+    within what a run can record (BOUNDS), stops with one line naming its line and column."""
     frame = pd.DataFrame({"line": np.arange(len(raw)) + 2})  # line 1 is the header
     for column in [*NUMERIC, *([FULLNESS] if FULLNESS in sources else [])]:
         source = sources[column]
-        text = raw[source].str.strip()
-        values = pd.to_numeric(text, errors="coerce")
-        bad = values.isna() & (text != "") & (text.str.lower() != "nan")
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(path, f"line {row + 2}: not a number: {raw[source].iloc[row]!r}", field=source)
-        frame[column] = values.to_numpy() / (GIB if source != column else 1.0)
+        low, high, whole = BOUNDS[column]
+        scale = GIB if source != column else 1.0  # a traffic counter in bytes (Mira's)
+        values = column_numbers(raw[source].to_numpy(), path, source, low=low, high=high * scale)
+        fractional = np.isfinite(values) & (values != np.round(values))
+        if whole and fractional.any():
+            row = int(np.flatnonzero(fractional)[0])
+            raise InputError(f"{path}, line {row + 2}", f"must be a whole number, got {raw[source].iloc[row]!r}",
+                             field=source)
+        frame[column] = values / scale
+    ends = frame["darshan_end_time"].to_numpy()
+    starts = frame["darshan_start_time"].to_numpy()
+    before = ends < starts  # NaN compares False: a missing time is a skip, not an error
+    if before.any():
+        row = int(np.flatnonzero(before)[0])
+        in_order(f"{path}, line {row + 2}", starts[row], ends[row], ("darshan_start_time", "darshan_end_time"))
     return frame
 
 

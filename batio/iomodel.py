@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batio.errors import InputError
+from batio.errors import InputError, quoted
+from batio.readings import MAX_BYTES, MAX_COUNT, MAX_TRACE_SECONDS, in_order, json_number, json_value, trace_label
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +48,50 @@ REGRESSOR = {"loss": "absolute_error", "max_iter": 300, "learning_rate": 0.05, "
 TRAINING_COLUMNS = ("week", "res", "ranks", "read_bytes", "written_bytes", "runtime", "walltime", "log_target")
 
 
+# The fields of a job that `batio import jobsio` records and iomodel, iophases and validate read:
+# (bounds, whole number). Times are seconds on the workload's clock, counts of a C int; io_ranks
+# is rounded to 3 decimals on import.
+RECORDED = {"res": ((1, MAX_COUNT), True), "recorded_start": ((-MAX_TRACE_SECONDS, MAX_TRACE_SECONDS), False),
+            "recorded_end": ((-MAX_TRACE_SECONDS, MAX_TRACE_SECONDS), False)}
+MEASURED = {"read_bytes": ((0, MAX_BYTES), False), "written_bytes": ((0, MAX_BYTES), False),
+            "nprocs": ((1, MAX_COUNT), True), "io_ranks": ((1e-3, MAX_COUNT), False),
+            **{key: ((0, MAX_TRACE_SECONDS), False) for key in
+               ("measured_read_s", "measured_write_s", "measured_meta_s", "measured_transfer_s")}}
+
+
 def week_of(workload, path):
-    return str((workload.get("trace") or {}).get("week") or Path(path).stem)
+    """A workload's week: its trace block's, else its file's name; a plain name, as a week of
+    `batio import jobsio` is (a number is a fair name: week 5)."""
+    trace = workload.get("trace", {})
+    if not isinstance(trace, dict):
+        raise InputError(path, f"the trace block is not an object: got {json_value(trace)}", field="trace")
+    week = trace.get("week")
+    if week is None or week == "":
+        return trace_label(Path(path).stem, path, "trace.week", "week (the file's name)")
+    if isinstance(week, bool) or not isinstance(week, str | int):
+        raise InputError(path, f"a week is a name or a number, got {json_value(week)}", field="trace.week")
+    return trace_label(str(week), path, "trace.week", "week")
+
+
+def check_jobs(workload, path):
+    """Every job's recorded and measured fields, as `batio import jobsio` writes them: a job id,
+    numbers within RECORDED and MEASURED (optional ones where given), an end not before its start."""
+    for index, job in enumerate(workload["jobs"]):
+        if not isinstance(job, dict):
+            raise InputError(path, f"job {index + 1} is not an object: got {json_value(job)}", field="jobs")
+        job_id = job.get("id")
+        if isinstance(job_id, bool) or not isinstance(job_id, str | int):
+            raise InputError(path, f"job {index + 1} has no id (a name or a number): got {json_value(job_id)}",
+                             field="id")
+        for key, ((low, high), whole) in RECORDED.items():
+            if key in job or key != "recorded_start" and "recorded_start" in job:
+                json_number(job.get(key), path, key, low=low, high=high, job=job_id, whole=whole)
+        for key, ((low, high), whole) in MEASURED.items():
+            if key in job:
+                json_number(job[key], path, key, low=low, high=high, job=job_id, whole=whole)
+        if "recorded_start" in job and job["recorded_end"] < job["recorded_start"]:
+            in_order(f"{path}, job {quoted(job_id)}", job["recorded_start"], job["recorded_end"],
+                     ("recorded_start", "recorded_end"))
 
 
 def ranks_from(workload):
@@ -181,7 +224,9 @@ def read_week(path):
         raise InputError(path, f"cannot read the workload: {error}") from None
     if not isinstance(workload, dict) or not isinstance(workload.get("jobs"), list) or not workload["jobs"]:
         raise InputError(path, "no jobs (a workload written by `batio import jobsio` is needed)")
-    return workload, week_of(workload, path)
+    week = week_of(workload, path)
+    check_jobs(workload, path)
+    return workload, week
 
 
 def train(paths, fs):

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from batio.errors import InputError
-from batio.importers.common import as_number
+from batio.importers.common import LEAST_DELAY_S, as_number
 
 log = logging.getLogger(__name__)
 ENDS = ("low", "high")
@@ -33,9 +33,6 @@ def seconds_field(value):
     """A duration for a job field: nine significant digits, so that a transfer of nanoseconds stays > 0
     (the I/O-aware policies refuse an ``io_alone_s`` of 0 beside bytes)."""
     return as_number(float(f"{value:.9g}"))
-
-# Batsim and batio refuse a delay of 0 s: a job whose I/O fills its run time keeps a microsecond of it.
-LEAST_DELAY_S = 1e-6
 
 
 def _rest_profile(workload, job):

@@ -1,5 +1,6 @@
-"""Writing result files: the destination checked first, every failure one line naming the file;
-and the Markdown tables of batio's reports and the scripts' results pages, all laid out alike.
+"""Writing result files: the destination checked first, every failure one line naming the file,
+a set of files that go together replaced whole (``file_set``); and the Markdown tables of
+batio's reports and the scripts' results pages, all laid out alike.
 
 A full disk raises ENOSPC when the buffered text is flushed, often at
 close, where Python's OSError carries no file name: the name comes from here.
@@ -14,7 +15,11 @@ line break becomes a space.
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 import logging
+import os
 from pathlib import Path
+import shutil
+import signal
+import tempfile
 from typing import Any
 
 from batio.errors import InputError, OutputError
@@ -107,6 +112,34 @@ def write_text(path, text, option="--out"):
     """``path.write_text(text)`` with the one-line errors of ``written``."""
     with writing(path, option) as stream:
         stream.write(text)
+
+
+@contextmanager
+def file_set(folder, replaces=(), option="--out"):
+    """A staging folder, inside ``folder``, for files meant to go together: once the block ends
+    without error they replace ``folder``'s files of the same names (and the files named in
+    ``replaces`` that the new set lacks are removed), with Ctrl-C, SIGTERM and SIGHUP held
+    until every rename is done. An interrupted or failed command leaves the earlier set
+    whole, never new files beside old ones."""
+    folder = Path(folder)
+    make_folder(folder, option)
+    with written(folder, option):
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
+    try:
+        yield staging
+        held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            with written(folder, option):
+                names = {file.name for file in staging.iterdir()}
+                for name in sorted(names):
+                    os.replace(staging / name, folder / name)
+                for name in set(replaces) - names:
+                    (folder / name).unlink(missing_ok=True)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 # -- Markdown tables ------------------------------------------------------------------------

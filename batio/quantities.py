@@ -50,6 +50,12 @@ def decimal(text):
     return float(text)
 
 
+def bound(value):
+    """A bound for a message: short ('1e+10') unless that loses digits (2147483647, not 2.14748e+09)."""
+    short = f"{value:g}"
+    return short if float(short) == value or not float(value).is_integer() else str(int(value))
+
+
 def _shown(text):
     """The value as written, cut short: a message stays one readable line."""
     text = str(text)
@@ -71,8 +77,8 @@ def quantity(text, units, fail, *, low=MIN_RATE, high=MAX_RATE, zero=False, what
     value = float(match.group(1)) * units[match.group(2)]
     if not math.isfinite(value) or not (low <= value <= high or (zero and value == 0)):
         base = next((unit for unit, scale in units.items() if unit and scale == 1.0), "")
-        fail(f"{what} {_shown(text)} is out of bounds: expected {'0 or ' if zero else ''}{low:g}{base} "
-             f"to {high:g}{base}")
+        fail(f"{what} {_shown(text)} is out of bounds: expected {'0 or ' if zero else ''}{bound(low)}{base} "
+             f"to {bound(high)}{base}")
     return value
 
 

@@ -28,6 +28,7 @@ from batio.errors import InputError
 from batio.metrics import DEFAULT_BSLD_TAU, METRICS, definitions, per_job_values
 from batio.names import slug
 from batio.outfiles import markdown_table, write_text, written
+from batio.output_check import check_results, check_run
 from batio.shown import (
     DEGRADED,
     HIGHER_IS_BETTER,
@@ -402,12 +403,14 @@ def write_page(folder, baseline=None):
     """The page of any output folder: a run (out_jobs.csv) or a comparison or sweep (results.csv)."""
     folder = Path(folder)
     if (folder / "results.csv").is_file():
+        check_results(folder / "results.csv")  # a damaged table or run is one line, not a page drawn from it
         results = pd.read_csv(folder / "results.csv")
         if baseline is not None and baseline not in set(results["policy"]):
             raise InputError("--baseline", f"{baseline!r} is not a policy of {folder / 'results.csv'}")
         data = report_data(results, folder, baseline or results["policy"].iloc[0], _made_from(folder))
         return html_report.write_folder_page(data, folder, title=f"results of {folder.name}")
     if (folder / "out_jobs.csv").is_file() or (folder / "out_run.json").is_file():
+        check_run(folder / "out")
         return html_report.write_run_page(folder)
     raise InputError(folder, "not a batio output folder: no out_jobs.csv (a run) and no results.csv "
                              "(a comparison or a sweep)")

@@ -36,6 +36,7 @@ from batio.engines.embedded.routes import bandwidths as platform_bandwidths
 from batio.errors import InputError
 from batio.inputs.spec import RunSpec
 from batio.metrics import read_jobs
+from batio.outfiles import file_set
 
 log = logging.getLogger(__name__)
 
@@ -180,33 +181,48 @@ def statistics(frame):
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+def folders(workloads):
+    """{workload path: its folder under --out}, every week read and checked before anything runs:
+    two workloads of one week (or of weeks whose folders would be one) are refused, not merged."""
+    found, weeks = {}, {}
+    for path in workloads:
+        week = iomodel.read_week(path)[1]
+        folder = label(week)
+        if folder in weeks:
+            first_path, first_week = weeks[folder]
+            same = f"week {week!r}" if week == first_week else f"weeks {first_week!r} and {week!r} (one folder)"
+            raise InputError(path, f"{same} also in {first_path}: score each week once, in one workload")
+        weeks[folder] = (path, week)
+        found[path] = folder
+    return found
+
+
 def validate(platform, workloads, out, train=None, model=None):
     """(statistics table, per-job frame) of each workload replayed on ``platform`` with the I/O model
     trained on ``train`` (or loaded from ``model``); written to ``out`` (validation.csv,
     validation_jobs.csv, and iomodel.json when trained here)."""
+    scored = folders(workloads)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    fs = platform_bandwidths(platform)
-    fitted = _model(train, model, fs)
-    if train:
-        fitted.save(out / "iomodel.json")
-    bandwidth, seconds = single_bandwidth(fitted.training, fitted.fs)
-    log.info("one bandwidth for every job: %.4g B/s per node, fitted on %s", bandwidth, ", ".join(fitted.weeks))
-    frames, groups = [], set()
-    for path in workloads:
-        frame = score_week(platform, path, fitted, fs, out / label(iomodel.read_week(path)[1]))
-        group = frame["group"].iloc[0]
-        if group in groups:
-            raise InputError(path, f"week {group!r} is given twice: score each week once")
-        groups.add(group)
-        frames.append(frame.assign(baseline=seconds(frame, bandwidth).where(np.isfinite(frame["measured_low"]))))
-    frame = pd.concat(frames, ignore_index=True)
-    table = statistics(frame)
-    table.to_csv(out / "validation.csv", index=False)
-    columns = ["group", "job_id", "res", "read_bytes", "written_bytes", "source", "measured_low", "measured_high",
-               "predicted", "predicted_high", "simulated", "simulated_high", "final_state", "final_state_high",
-               "unfit_high", "baseline", "noise_floor"]
-    frame[columns].to_csv(out / "validation_jobs.csv", index=False)
+    # The model and the two tables of one validation go together: written whole or not at all (the
+    # weeks' replays, in their own folders, are working files).
+    with file_set(out, replaces=("iomodel.json",)) as staging:
+        fs = platform_bandwidths(platform)
+        fitted = _model(train, model, fs)
+        if train:
+            fitted.save(staging / "iomodel.json")
+        bandwidth, seconds = single_bandwidth(fitted.training, fitted.fs)
+        log.info("one bandwidth for every job: %.4g B/s per node, fitted on %s", bandwidth, ", ".join(fitted.weeks))
+        frames = []
+        for path, folder in scored.items():
+            frame = score_week(platform, path, fitted, fs, out / folder)
+            frames.append(frame.assign(baseline=seconds(frame, bandwidth).where(np.isfinite(frame["measured_low"]))))
+        frame = pd.concat(frames, ignore_index=True)
+        table = statistics(frame)
+        table.to_csv(staging / "validation.csv", index=False)
+        columns = ["group", "job_id", "res", "read_bytes", "written_bytes", "source", "measured_low", "measured_high",
+                   "predicted", "predicted_high", "simulated", "simulated_high", "final_state", "final_state_high",
+                   "unfit_high", "baseline", "noise_floor"]
+        frame[columns].to_csv(staging / "validation_jobs.csv", index=False)
     return table, frame
 
 

@@ -1,7 +1,9 @@
 """The fuzz campaign of issues 19 and 48, long: the properties of tests/test_fuzz.py
 (workloads, runs, command lines, scheduler replies) and tests/test_fuzz_inputs.py
 (every input format at its edges: platform XML, workload structure, contention
-curves, SWF and sacct traces) with many examples and a random (or given) seed,
+curves, SWF and sacct traces) and tests/test_fuzz_records.py (issue 59's real-machine
+surfaces: jobsio records and Darshan runs, TOKIO-ABC summaries, a week's recorded
+fields, damaged run folders, numeric options) with many examples and a random (or given) seed,
 instead of CI's few seeded ones.
 
     .venv/bin/python scripts/fuzz.py [--examples N] [--simulations M] [--seed S] [--report out/fuzz/report.json]
@@ -43,7 +45,8 @@ def main(argv=None):
                       BATIO_FUZZ_SIMULATIONS=str(simulations), BATIO_FUZZ_REPORT=str(Path(args.report).resolve()))
     logging.info("seed %d, %d examples per property, %d for those simulating every case", seed, args.examples,
                  simulations)
-    code = pytest.main([str(ROOT / "tests" / "test_fuzz_inputs.py"), str(ROOT / "tests" / "test_fuzz.py"), "-q",
+    code = pytest.main([str(ROOT / "tests" / "test_fuzz_inputs.py"), str(ROOT / "tests" / "test_fuzz_records.py"),
+                        str(ROOT / "tests" / "test_fuzz.py"), "-q",
                         "-p", "no:cacheprovider", f"--hypothesis-seed={seed}"])
     report = Path(args.report)
     counts = json.loads(report.read_text()) if report.exists() else {}

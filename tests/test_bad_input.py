@@ -178,11 +178,11 @@ def test_compute_host_without_a_positive_speed_is_rejected_as_by_batsim(tmp_path
 
 @pytest.mark.parametrize("extra, expected", [
     (["--port", "70000"], "--port: must be a TCP port from 1 to 65535, got 70000"),
-    (["--port", "-1"], "--port: must be a TCP port"),
+    (["--port", "-1"], "--port: expected a whole number in ASCII digits, got '-1'"),
     (["--timeout", "0"], "--timeout: must be a finite number of seconds > 0, got 0.0"),
-    (["--timeout", "nan"], "--timeout: must be a finite number"),
+    (["--timeout", "nan"], "--timeout: value 'nan' is not a number in ASCII decimal digits"),
     (["--max-idle", "0"], "--max-idle: must be a finite number of seconds > 0, got 0.0"),
-    (["--max-idle", "inf"], "--max-idle: must be a finite number"),
+    (["--max-idle", "inf"], "--max-idle: value 'inf' is not a number in ASCII decimal digits"),
 ])
 def test_unusable_numbers_are_refused_before_any_run(tmp_path, capsys, extra, expected):
     code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=["--mode", "socket", *extra])
@@ -198,7 +198,8 @@ def test_unusable_numbers_are_refused_before_any_run(tmp_path, capsys, extra, ex
 def test_worker_counts_job_limits_and_empty_out_are_refused(capsys, command):
     assert main(command) == 2
     err = capsys.readouterr().err
-    assert any(text in err for text in ("--workers: must be", "--out: must name a folder",
+    assert any(text in err for text in ("--workers: expected a whole number in ASCII digits, got '-1'",
+                                        "--out: must name a folder",
                                         "--max-jobs: must be at least 1, got 0")) and "Traceback" not in err
 
 
@@ -572,7 +573,7 @@ def test_acknowledging_dynamic_jobs_needs_them(tmp_path, capsys):
 
 def test_io_sample_period_must_be_finite(tmp_path, capsys):
     code, err, _ = run_cli(tmp_path, capsys, one_job(), extra=("--io-sample-period", "inf"))
-    assert code == 2 and "--io-sample-period: must be a finite number of seconds > 0, got inf" in err
+    assert code == 2 and "--io-sample-period: value 'inf' is not a number in ASCII decimal digits" in err
 
 
 def test_a_failed_sweep_run_names_its_final_folder(tmp_path):

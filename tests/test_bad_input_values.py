@@ -90,9 +90,18 @@ def test_platform_values_simgrid_misreads_or_aborts_on(tmp_path, capsys, element
 
 
 def test_a_near_miss_of_a_property_name_is_a_warning_naming_it(tmp_path, caplog):
-    assert main(run_argv(tmp_path, platform(tmp_path, link_props=curve("1:1GBps", "batio:Contention")))) == 0
-    assert "property 'batio:Contention' is not one batio reads (names are matched exactly); did you mean " \
+    assert main(run_argv(tmp_path, platform(tmp_path, link_props=curve("1:1GBps", "batio:contenton")))) == 0
+    assert "property 'batio:contenton' is not one batio reads (names are matched exactly); did you mean " \
            "'batio:contention'?" in caplog.text
+
+
+@pytest.mark.parametrize("name", ["batio:Contention", "BATIO:CONTENTION_READ", "Role"])
+def test_a_property_name_in_another_case_is_refused(tmp_path, capsys, name):
+    """Issue 59 (left from issue 48): read by no one, the run would go on without the curve it was given."""
+    path = platform(tmp_path, link_props=curve("1:1GBps", name))
+    line = one_line_error(capsys, run_argv(tmp_path, path))
+    assert line.startswith(f"batio: error: {path}, field '{name}': <link id='l'>: property names are matched "
+                           "exactly: write "), line
 
 
 def composed_chain(depth, width=1, leaf="d"):
@@ -143,7 +152,7 @@ def test_swf_imports_refuse_what_cannot_be_read_or_run(tmp_path, capsys, text, o
     ((SACCT_HEADER + sacct_line('1"2')).encode(), "field 'JobID': job id '1\"2' contains a comma, a double quote"),
     ((SACCT_HEADER + sacct_line(nodes="\u0661")).encode(), "field 'NNodes': node count '\u0661' is not a whole"),
     ((SACCT_HEADER + sacct_line() + sacct_line("2", submit="9999-01-01T00:00:00")).encode(),
-     "line 3, field 'Submit': submitted or started more than 1e+10 s"),
+     "line 3, field 'Submit': '9999-01-01T00:00:00' is not a date a record can hold"),
 ])
 def test_sacct_imports_refuse_what_cannot_be_read(tmp_path, capsys, text, expected):
     trace = tmp_path / "t.sacct"
@@ -152,11 +161,14 @@ def test_sacct_imports_refuse_what_cannot_be_read(tmp_path, capsys, text, expect
     assert expected in line, line
 
 
-def test_a_sacct_job_id_of_a_superscript_digit_is_a_name(tmp_path, capsys):
+@pytest.mark.parametrize("job_id", ["\u00b2", "\u00b9\u2070\u00b9", "1\u0661"])
+def test_a_sacct_job_id_of_other_digits_is_refused(tmp_path, capsys, job_id):
+    """Issue 59: '¹⁰¹' reads as job 101 to a person but matches no Darshan log nor job 101."""
     trace = tmp_path / "t.sacct"
-    trace.write_text(SACCT_HEADER + sacct_line("\u00b2"))
-    assert main(["import", "sacct", str(trace), "--out", str(tmp_path / "w.json")]) == 0
-    assert json.loads((tmp_path / "w.json").read_text())["jobs"][0]["id"] == "\u00b2"
+    trace.write_text(SACCT_HEADER + sacct_line(job_id))
+    line = one_line_error(capsys, ["import", "sacct", str(trace), "--out", str(tmp_path / "w.json")])
+    assert line.endswith(f"line 2, field 'JobID': job id '{job_id}' has digits other than ASCII 0-9"), line
+    assert not (tmp_path / "w.json").exists()
 
 
 @pytest.mark.parametrize("command", [["import", "swf", "t.swf"],
@@ -308,3 +320,13 @@ def test_a_cluster_radical_of_billions_of_hosts_is_refused_at_once(tmp_path, cap
     line = one_line_error(capsys, run_argv(tmp_path, path))
     assert line == (f"batio: error: {path}, field 'radical': cluster 'c': radical '0-99999999999' makes more than "
                     "1048576 hosts"), line
+
+
+@pytest.mark.parametrize("end", ["src", "dst"])
+def test_a_route_naming_no_host_is_one_line(tmp_path, capsys, end):
+    """Issue 59 (left from issue 48): SimGrid's refusal ('does name a node') spans two lines."""
+    route = "<route src='ghost' dst='h0'>" if end == "src" else "<route src='h0' dst='ghost'>"
+    path = platform(tmp_path, extra=route + "<link_ctn id='l'/></route>")
+    line = one_line_error(capsys, run_argv(tmp_path, path))
+    assert line == (f"batio: error: {path}, field 'route': <zone id='z'>: a route's {end} 'ghost' names no host, "
+                    "router or peer of the platform")

@@ -1,5 +1,6 @@
 """batio calibrate: a measured curve in, the property and the engine's curve out."""
 
+from pathlib import Path
 import xml.etree.ElementTree as ET
 
 import pandas as pd
@@ -77,3 +78,17 @@ def test_calibrate_writes_the_property_and_the_simulated_curve(tmp_path, capsys)
     props = {p.get("id"): p.get("value") for p in calibrated.find(".//cluster[@id='storage']")}
     assert props["batio:contention"] == "1:1GBps 2:1.8GBps 4:3GBps 8:2.4GBps"
     assert "property: <prop" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("element, role", [("h0", "''"), ("master_host", "''")])
+def test_a_curve_on_a_host_that_is_not_storage_is_refused(tmp_path, capsys, element, role):
+    """Issue 59 (left from issue 48): `batio run` refuses such a platform, so calibrate must not write it."""
+    path = tmp_path / "measured.csv"
+    path.write_text(MEASURED)
+    platform = Path(__file__).parent / "data" / "tiny.xml"
+    assert main(["calibrate", str(path), "--out", str(tmp_path / "out"), "--platform", str(platform),
+                 "--element", element]) == 2
+    assert capsys.readouterr().err == (f"batio: error: --element: host '{element}' of {platform} is not a storage "
+                                       f"host (role {role}): a contention curve goes on a storage host, its "
+                                       "<cluster> or a <link>\n")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

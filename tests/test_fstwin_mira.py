@@ -48,7 +48,7 @@ def test_byte_counters_read_as_gib_ones(tmp_path):
 def test_a_bad_byte_counter_or_neither_counter_is_one_line(tmp_path):
     bad = run()
     bad[-2] = "lots"
-    with pytest.raises(InputError, match=r"field 'fs_tot_bytes_read': line 3: not a number: 'lots'"):
+    with pytest.raises(InputError, match=r"line 3, field 'fs_tot_bytes_read': value 'lots' is not a number"):
         fstwin.read_runs(write(tmp_path / "bad.csv.gz", [run(), bad]))
     header = [c for c in MIRA if c != "fs_tot_bytes_written"]
     with pytest.raises(InputError) as error:

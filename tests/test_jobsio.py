@@ -61,7 +61,8 @@ def test_a_malformed_record_names_file_line_and_column(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join(lines) + "\n")
     assert main(["import", "jobsio", str(bad), "--week", "w1", "--out", str(tmp_path / "w.json")]) == 2
-    assert capsys.readouterr().err == f"batio: error: {bad}, line 3, field 'nodesUsed': 'one' is not a number\n"
+    assert capsys.readouterr().err == (f"batio: error: {bad}, line 3, field 'nodesUsed': value 'one' is not a "
+                                       "number in ASCII decimal digits\n")
     lines[2] = lines[2][:lines[2].rindex(",")]  # a field short
     bad.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match=r"line 3, field 'cleaned_writtenBytes': 24 fields for the header's 25"):

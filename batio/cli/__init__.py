@@ -77,7 +77,11 @@ def _terminate(signum, _frame):
 def main(argv=None):
     logging.basicConfig(format="batio: %(levelname)s: %(message)s", level=logging.WARNING)
     logging.getLogger("batio.progress").setLevel(logging.INFO)  # progress lines off a terminal (batio.progress)
-    args = parser().parse_args(argv)
+    try:  # batio's option types (batio.cli.options) refuse a bad value in one line
+        args = parser().parse_args(argv)
+    except BatioError as error:
+        print(f"batio: error: {error}", file=sys.stderr)
+        return 2
     # The command as typed, every flag included: a comparison's report names it.
     args.command_line = shlex.join(["batio", *(sys.argv[1:] if argv is None else argv)])
     handlers = {}

@@ -5,6 +5,7 @@ import argparse
 from batio import metrics
 from batio.cli.grids import command_compare, command_matrix, command_parity, command_report, command_sweep
 from batio.cli.iomodel import command_iomodel
+from batio.cli.options import count, number
 from batio.cli.run import command_run
 from batio.cli.tools import (
     command_calibrate,
@@ -21,6 +22,7 @@ from batio.inputs.spec import (
     DEFAULT_MAX_IDLE_S,
     MODES,
 )
+from batio.sweep.config import MAX_SEEDS
 
 DESCRIPTION = "`batio`: run pybatsim schedulers on SimGrid platforms and Batsim workloads."
 ALLOW_UNFIT_HELP = ("run policies whose needs the inputs do not meet (see `batio describe NAME`), "
@@ -32,12 +34,23 @@ MAX_IDLE_HELP = ("embedded engine: simulated seconds the scheduler may let pass 
                  f"(default {DEFAULT_MAX_IDLE_S:g})")
 GRID_FORCE_HELP = ("replace the results of another comparison or sweep in --out (rerunning the same one "
                    "resumes it without --force)")
+# A twin's recalibration window: ten years (TOKIO-ABC's records span one); the engine check
+# simulates one run per configuration, of which a file has tens.
+MAX_DAYS, MAX_ENGINE_CHECK = 3650, 1000
 BSLD_TAU_HELP = (f"the bounded slowdown's threshold: max(1, turnaround / max(execution time, tau)) "
                  f"(default {metrics.DEFAULT_BSLD_TAU:g} s)")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's own refusals (an unknown option, a value missing) as batio's: one line, no usage
+    block (``--help`` shows it); the sub-commands' parsers are of this class too."""
+
+    def error(self, message):
+        self.exit(2, f"batio: error: {message} (see: {self.prog} --help)\n")
+
+
 def parser():
-    top = argparse.ArgumentParser(prog="batio", description=DESCRIPTION)
+    top = OneLineParser(prog="batio", description=DESCRIPTION)
     commands = top.add_subparsers(dest="command", required=True)
     _add_run(commands)
     _add_compare(commands)
@@ -63,9 +76,10 @@ def _add_run(commands):
     run.add_argument("--mode", choices=MODES, default="inprocess",
                      help="embedded engine: drive the scheduler in-process (default) or over ZeroMQ")
     run.add_argument("--out", required=True, help="output folder (files out_jobs.csv, ...)")
-    run.add_argument("--port", type=int, help="local TCP port for socket mode / Batsim (default: a free one)")
-    run.add_argument("--timeout", type=float, help=TIMEOUT_HELP)
-    run.add_argument("--max-idle", type=float, default=DEFAULT_MAX_IDLE_S, help=MAX_IDLE_HELP)
+    run.add_argument("--port", type=count("--port"),
+                     help="local TCP port for socket mode / Batsim (default: a free one)")
+    run.add_argument("--timeout", type=number("--timeout"), help=TIMEOUT_HELP)
+    run.add_argument("--max-idle", type=number("--max-idle"), default=DEFAULT_MAX_IDLE_S, help=MAX_IDLE_HELP)
     run.add_argument("--forward-profiles", action="store_true", help="Batsim's --forward-profiles-on-submission")
     run.add_argument("--enable-dynamic-jobs", action="store_true")
     run.add_argument("--acknowledge-dynamic-jobs", action="store_true")
@@ -77,13 +91,14 @@ def _add_run(commands):
     run.add_argument("--role", action="append", default=[], metavar="HOSTS:ROLE", help="Batsim's -r")
     run.add_argument("--sg-cfg", action="append", default=[], metavar="OPT:VALUE",
                      help="a SimGrid option, as Batsim's --sg-cfg (e.g. maxmin/precision:1e-9)")
-    run.add_argument("--io-sample-period", type=float, default=DEFAULT_IO_SAMPLE_PERIOD_S,
+    run.add_argument("--io-sample-period", type=number("--io-sample-period"), default=DEFAULT_IO_SAMPLE_PERIOD_S,
                      help="seconds between samples of the storage throughput written to out_io.csv")
     run.add_argument("--io-exclusive", action="store_true",
                      help="beyond Batsim: each storage host serves one transfer at a time, first come first "
                           "served (the model of seed paper 001); default: fair sharing, as in Batsim")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    run.add_argument("--bsld-tau", type=float, default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS", help=BSLD_TAU_HELP)
+    run.add_argument("--bsld-tau", type=number("--bsld-tau"),
+                     default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS", help=BSLD_TAU_HELP)
     run.add_argument("--force", action="store_true",
                      help="replace the earlier run's outputs (out_*, report.html) in a non-empty --out folder")
     run.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
@@ -101,28 +116,31 @@ def _add_compare(commands):
                             help="comma-separated schedulers: batio/pybatsim names, .py files, batsched:VARIANT")
     comparison.add_argument("--options-of", action="append", default=[], metavar="NAME=JSON",
                             help="options of one scheduler, e.g. --options-of easy='{\"order\": \"sjf\"}'")
-    comparison.add_argument("--seeds", type=int, help="K: run on the generator's workloads for seeds 1..K")
+    comparison.add_argument("--seeds", type=count("--seeds", 1, MAX_SEEDS),
+                            help=f"K: run on the generator's workloads for seeds 1..K (K at most {MAX_SEEDS})")
     comparison.add_argument("--windows", metavar="LENGTH",
                             help="replicas of a trace: cut the workload file's evaluated span into consecutive "
                                  "windows of LENGTH (e.g. 7d), each one replica (see batio/windows.py)")
-    comparison.add_argument("--window-count", type=int, metavar="N", help="only the first N windows (default: all)")
+    comparison.add_argument("--window-count", type=count("--window-count", 1),
+                            metavar="N", help="only the first N windows (default: all)")
     comparison.add_argument("--window-warmup", metavar="DURATION",
                             help="jobs submitted this long before a window load the machine, unevaluated (default 0)")
     comparison.add_argument("--window-cooldown", metavar="DURATION",
                             help="jobs submitted this long after a window load the machine, unevaluated (default 0)")
-    comparison.add_argument("--bsld-tau", type=float, default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS",
+    comparison.add_argument("--bsld-tau", type=number("--bsld-tau"),
+                            default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS",
                             help=BSLD_TAU_HELP)
     comparison.add_argument("--baseline", help="the scheduler the ratios are to (default: the first)")
     comparison.add_argument("--engine", choices=ENGINES, default="embedded")
     comparison.add_argument("--out", required=True, help="output folder: report/, results.csv, runs/")
-    comparison.add_argument("--workers", type=int, default=0,
+    comparison.add_argument("--workers", type=count("--workers"), default=0,
                             help="runs at once on a local Dask cluster (default 0: one after the other)")
     comparison.add_argument("--no-io-slowdown", action="store_true",
                             help="skip the reference run (jobs alone) the I/O slowdown needs")
     comparison.add_argument("--mode", choices=MODES, default="inprocess", help="embedded engine's protocol mode")
-    comparison.add_argument("--timeout", type=float, help=TIMEOUT_HELP)
-    comparison.add_argument("--max-idle", type=float, help=MAX_IDLE_HELP)
-    comparison.add_argument("--io-sample-period", type=float, default=DEFAULT_IO_SAMPLE_PERIOD_S,
+    comparison.add_argument("--timeout", type=number("--timeout"), help=TIMEOUT_HELP)
+    comparison.add_argument("--max-idle", type=number("--max-idle"), help=MAX_IDLE_HELP)
+    comparison.add_argument("--io-sample-period", type=number("--io-sample-period"), default=DEFAULT_IO_SAMPLE_PERIOD_S,
                             help="seconds between _io.csv samples")
     comparison.add_argument("--quiet", action="store_true", help="no progress bar")
     comparison.add_argument("--allow-unfit", action="store_true", help=ALLOW_UNFIT_HELP)
@@ -134,7 +152,7 @@ def _add_grids(commands):
     sweep = commands.add_parser("sweep", help="a grid of runs from a YAML file (docs/sweeps.md), in parallel on Dask")
     sweep.add_argument("config", help="the sweep's YAML file")
     sweep.add_argument("--out", help="output folder (default out/sweeps/CONFIG_NAME); rerunning resumes")
-    sweep.add_argument("--workers", type=int,
+    sweep.add_argument("--workers", type=count("--workers"),
                        help="local Dask worker processes (default: one per CPU; 0: one run after the other, no Dask)")
     sweep.add_argument("--scheduler-address", help="run on an existing Dask cluster, e.g. tcp://10.0.0.1:8786")
     sweep.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
@@ -149,7 +167,7 @@ def _add_grids(commands):
     matrix.add_argument("--small", action="store_true", help="the config's `small` variant (fewer jobs), for CI")
     matrix.add_argument("--out", help="output folder (default out/matrix/CONFIG_NAME[-small]); rerunning resumes")
     matrix.add_argument("--page", help="where to write the page (default OUT/matrix.md)")
-    matrix.add_argument("--workers", type=int, default=0,
+    matrix.add_argument("--workers", type=count("--workers"), default=0,
                         help="runs at once on a local Dask cluster (default 0: one after the other, without Dask)")
     matrix.add_argument("--retry-failed", action="store_true", help="run the runs that failed before again")
     matrix.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -159,7 +177,8 @@ def _add_grids(commands):
                                                "and on a real `batsim` binary: a job-by-job table")
     check.add_argument("--out", required=True, help="output folder: parity.csv, parity.md, one folder per policy")
     check.add_argument("--policies", help="comma-separated catalog names (default: all)")
-    check.add_argument("--max-jobs", type=int, help="keep each workload's first N jobs by submission time")
+    check.add_argument("--max-jobs", type=count("--max-jobs"),
+                       help="keep each workload's first N jobs by submission time")
     check.add_argument("--sg-cfg", action="append", default=[], metavar="OPT:VALUE",
                        help="a SimGrid option for both engines (e.g. maxmin/precision:1e-9)")
     check.set_defaults(handler=command_parity)
@@ -184,8 +203,9 @@ def _add_models(commands):
     twin.add_argument("--out", required=True, help="output folder: SYSTEM.xml, fit.json, validation.csv")
     twin.add_argument("--system", help="name of the platform file (default: the file name up to its first '-')")
     twin.add_argument("--fit-until", help="fit on the runs before this date (default: the middle of the file)")
-    twin.add_argument("--days", type=int, default=28, help="window of the recalibrated twin (default 28)")
-    twin.add_argument("--engine-check", type=int, default=0, metavar="N",
+    twin.add_argument("--days", type=count("--days", 1, MAX_DAYS), default=28,
+                      help=f"window of the recalibrated twin, 1 to {MAX_DAYS} days (default 28)")
+    twin.add_argument("--engine-check", type=count("--engine-check", 0, MAX_ENGINE_CHECK), default=0, metavar="N",
                       help="also simulate N runs on the embedded engine and compare with the analytic model")
     twin.set_defaults(handler=command_twin)
 
@@ -207,14 +227,15 @@ def _add_import(commands):
                                 "(and the ones still queued then as -1); seconds or 30m, 12h, 2d")
     importing.add_argument("--cooldown", metavar="DURATION",
                            help="also keep the jobs submitted this long after the window as category 2")
-    importing.add_argument("--max-jobs", type=int, help="keep the first N jobs (by submission) of the selection")
-    importing.add_argument("--sample", type=float, metavar="FRACTION",
+    importing.add_argument("--max-jobs", type=count("--max-jobs"),
+                           help="keep the first N jobs (by submission) of the selection")
+    importing.add_argument("--sample", type=number("--sample"), metavar="FRACTION",
                            help="keep this fraction of the jobs, chosen by a hash of (seed, job id)")
-    importing.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
-    importing.add_argument("--nodes", type=int,
+    importing.add_argument("--seed", type=count("--seed"), default=0, help="the sample's seed (default 0)")
+    importing.add_argument("--nodes", type=count("--nodes"),
                            help="the machine's compute hosts: larger jobs are skipped (default: SWF header "
                                 "MaxProcs / cores per node, else MaxNodes, else the largest job)")
-    importing.add_argument("--cores-per-node", type=int,
+    importing.add_argument("--cores-per-node", type=count("--cores-per-node"),
                            help="SWF: processors per node; a job's nodes are ceil(processors / this) (default 1)")
     importing.add_argument("--keep-cancelled", action="store_true",
                            help="keep cancelled jobs that ran (default: skip every cancelled job, as the "
@@ -240,7 +261,8 @@ def _add_iomodel(commands):
     model.add_argument("--end", choices=["low", "high"], default="low",
                        help="apply: each job's I/O all ranks at once (low, default) or one rank after the other, "
                             "capped by its run time and lowered to end within it (high)")
-    model.add_argument("--seed", type=int, help="apply: draw each job's I/O around its own from the model's "
+    model.add_argument("--seed", type=count("--seed"),
+                       help="apply: draw each job's I/O around its own from the model's "
                                                 "held-out errors (a replica)")
     model.add_argument("--out", required=True, help="train: the model file; apply: the workload file")
     model.set_defaults(handler=command_iomodel)
@@ -267,8 +289,8 @@ def _add_checks(commands):
 
     machine = commands.add_parser("platform", help="a SimGrid platform (compute nodes, one parallel file system, "
                                                    "a master host) from a short description")
-    machine.add_argument("--nodes", type=int, required=True, help="compute hosts")
-    machine.add_argument("--cores", type=int, default=1, help="cores per compute host (default 1)")
+    machine.add_argument("--nodes", type=count("--nodes"), required=True, help="compute hosts")
+    machine.add_argument("--cores", type=count("--cores"), default=1, help="cores per compute host (default 1)")
     machine.add_argument("--speed", required=True, help="flop/s per core: a number or with a unit, e.g. 1Gf")
     machine.add_argument("--node-link", required=True, help="each node's link: bytes/s or e.g. 10GBps, 100Gbps")
     machine.add_argument("--pfs-bandwidth", required=True,

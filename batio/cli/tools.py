@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 from batio import catalog
-from batio.errors import BatioError, InputError
-from batio.outfiles import check_destination, make_folder, write_text
+from batio.errors import BatioError
+from batio.outfiles import check_destination, file_set, make_folder, write_text
 
 
 def command_calibrate(args):
@@ -24,13 +24,20 @@ def command_calibrate(args):
 
 
 def command_twin(args):
-    from batio.fstwin import make_twin
-    if args.days < 1:
-        raise InputError("--days", f"must be at least 1, got {args.days}")
-    make_folder(args.out)
-    table = make_twin(args.summaries, args.out, system=args.system, fit_until=args.fit_until, days=args.days)
+    from batio.fstwin import make_twin, read_platform, read_runs, system_name
+    from batio.fstwin_engine import engine_check
+    system = system_name(args.system, args.summaries)
+    # The platform, fit.json, validation.csv and engine_check.csv of one fit: written whole or not at all.
+    with file_set(args.out, replaces=("engine_check.csv",)) as staging:
+        table = make_twin(args.summaries, staging, system=system, fit_until=args.fit_until, days=args.days)
+        fit = json.loads((staging / "fit.json").read_text())
+        check = None
+        if args.engine_check:
+            check = engine_check(read_platform(staging / f"{system}.xml"), read_runs(args.summaries)[0],
+                                 sample=args.engine_check)
+            if not check.empty:  # an empty check has said why (a warning line)
+                check.to_csv(staging / "engine_check.csv", index=False, float_format="%.6g")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-    fit = json.loads((Path(args.out) / "fit.json").read_text())
     print(f"runs: {fit['runs_used']} used ({fit['runs_fitted']} fitted, before {fit['fit_until']}; "
           f"{fit['runs_held_out']} held out); skipped: "
           + ("; ".join(f"{count} {reason}" for reason, count in fit["skipped"].items()) or "none"))
@@ -39,16 +46,11 @@ def command_twin(args):
         print(f"held out, recalibrated twin minus rolling config median: {gap['difference_points']:+.2f} points of "
               f"median abs % error ({gap['median_ape'][0]:.1f} against {gap['median_ape'][1]:.1f}; 95 % paired "
               f"bootstrap interval {gap['ci95_points'][0]:+.2f} to {gap['ci95_points'][1]:+.2f}, {gap['pairs']} runs)")
-    if args.engine_check:
-        from batio.fstwin import read_platform, read_runs
-        from batio.fstwin_engine import engine_check
-        platform = next(Path(args.out).glob("*.xml"))
-        check = engine_check(read_platform(platform), read_runs(args.summaries)[0], sample=args.engine_check)
-        if not check.empty:  # an empty check has said why (a warning line)
-            check.to_csv(Path(args.out) / "engine_check.csv", index=False, float_format="%.6g")
-            print(check.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-    print(f"written: {Path(args.out)}: the platform (.xml), fit.json, validation.csv"
-          + (", engine_check.csv" if args.engine_check and not check.empty else ""))
+    checked = check is not None and not check.empty
+    if checked:
+        print(check.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(f"written: {Path(args.out)}: {system}.xml, fit.json, validation.csv"
+          + (", engine_check.csv" if checked else ""))
     return 0
 
 
@@ -92,10 +94,10 @@ def validate_benchmark_runs(args):
     if args.workload or args.train or args.model:
         raise BatioError("validate: --benchmarks takes no --workload, --train or --model (the runs before "
                          "--fit-until train)")
-    make_folder(args.out)
     platform = catalog.platform_path(args.platform) if args.platform else None
-    print(format_table(validate_benchmarks(args.benchmarks, platform=platform, out=args.out,
-                                           fit_until=args.fit_until)))
+    with file_set(args.out) as staging:  # an interrupted validation leaves the earlier table whole
+        table = validate_benchmarks(args.benchmarks, platform=platform, out=staging, fit_until=args.fit_until)
+    print(format_table(table))
     print(f"written: {Path(args.out) / 'validation.csv'}")
     return 0
 

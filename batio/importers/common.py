@@ -22,7 +22,7 @@ import re
 
 from batio.errors import InputError
 from batio.inputs.workload import INT_MAX
-from batio.quantities import PLAIN, fails_with, quantity
+from batio.readings import MAX_TRACE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +33,8 @@ EXAMPLE_LINES = 10
 # its submissions has no scheduler state to restore).
 BEFORE_QUEUED, WARMUP, EVALUATED, COOLDOWN = -1, 0, 1, 2
 CATEGORIES = (BEFORE_QUEUED, WARMUP, EVALUATED, COOLDOWN)
-# Trace times and durations are at most this many seconds (about 317 years):
-# dates stay within what datetime represents, and times keep sub-second digits.
-MAX_TRACE_SECONDS = 1e10
+# Batsim and batio refuse a delay of 0 s: a job whose I/O fills its run time keeps a microsecond of it.
+LEAST_DELAY_S = 1e-6
 
 
 def read_text(path, what):
@@ -49,11 +48,6 @@ def read_text(path, what):
     except UnicodeDecodeError as error:
         raise InputError(path, f"not UTF-8 text (byte {data[error.start]:#x} at offset {error.start}); a {what} "
                                "is UTF-8 or ASCII text (UTF-16 files start with byte 0xff or 0xfe)") from None
-
-
-def trace_number(text, source, field, *, low=-MAX_TRACE_SECONDS, high=MAX_TRACE_SECONDS):
-    """A number of a trace in ASCII decimal digits, within [low, high]."""
-    return quantity(text, PLAIN, fails_with(source, field=field), low=low, high=high, what="value")
 
 
 @dataclass

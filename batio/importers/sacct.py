@@ -14,9 +14,10 @@ import re
 from typing import NamedTuple
 
 from batio.errors import InputError
-from batio.importers.common import MAX_TRACE_SECONDS, Record, Tally, TraceClock, read_text
-from batio.inputs.workload import INT_MAX, check_name
+from batio.importers.common import Record, Tally, TraceClock, read_text
+from batio.inputs.workload import INT_MAX
 from batio.quantities import fails_with, whole
+from batio.readings import MAX_TRACE_SECONDS, in_order, trace_date, trace_id
 
 log = logging.getLogger(__name__)
 
@@ -71,27 +72,7 @@ def parse_duration(text, where, field):
 def parse_date(text, where, field):
     """Seconds since 1970 of a sacct date (the cluster's local time, read as UTC: only
     differences matter), or None when Slurm says Unknown/None."""
-    text = text.strip()
-    if text in UNKNOWN_DATES:
-        return None
-    try:
-        moment = datetime.fromisoformat(text) if text.isascii() else None
-        if moment is None:
-            raise ValueError(text)
-    except ValueError:
-        raise InputError(where, f"{text!r} is not a date such as 2024-03-01T12:34:56", field=field) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
-def _job_id(text, where):
-    if not text:
-        raise InputError(where, "empty job id", field="JobID")
-    if "!" in text:
-        raise InputError(where, "a job id must not contain '!' (Batsim's workload separator)", field="JobID")
-    check_name(where, text, "job id", field="JobID")
-    return int(text) if text.isascii() and text.isdigit() else text
+    return None if text.strip() in UNKNOWN_DATES else trace_date(text, where, field)
 
 
 def _columns(header_line, path):
@@ -135,7 +116,7 @@ def read(path, *, nodes=None, keep_cancelled=False):
         where = f"{path}, line {number}"
         row = _split(line, names, where)
         read_count += 1
-        job_id = _job_id(row["JobID"].strip(), where)
+        job_id = trace_id(row["JobID"], where, "JobID")
         if isinstance(job_id, str) and "." in job_id:
             tally.add("job_step", number)
             continue
@@ -149,12 +130,10 @@ def read(path, *, nodes=None, keep_cancelled=False):
     if not read_count:
         raise InputError(path, "no job line after the header")
     first = min((r.submit for r in records), default=0.0)
-    for record in records:  # trace seconds count from the first submission kept
+    # Trace seconds count from the first submission kept (dates 1970-2100 keep them within MAX_TRACE_SECONDS).
+    for record in records:
         record.submit -= first
         record.start -= first
-        if max(abs(record.submit), abs(record.start)) > MAX_TRACE_SECONDS:
-            raise InputError(f"{path}, line {record.line}", f"submitted or started more than "
-                             f"{MAX_TRACE_SECONDS:g} s (about 317 years) from the first submission", field="Submit")
     info = {"format": "sacct", "file": Path(path).name, "records": read_count,
             "columns_ignored": [name for name in names if name not in REQUIRED and name not in OPTIONAL]}
     if nodes is not None:
@@ -190,6 +169,10 @@ def _checked(row, where):
     if limit is not None and limit <= 0:
         raise InputError(where, f"time limit {row['Timelimit']!r} is not > 0", field="Timelimit")
     nodes = whole(row["NNodes"], fails_with(where, field="NNodes"), low=0, high=INT_MAX, what="node count")
+    if submit is not None and start is not None:
+        in_order(where, submit, start, ("Submit", "Start"))
+    if start is not None and end is not None:
+        in_order(where, start, end, ("Start", "End"))
     return _Line(state_text, state, submit, start, end, elapsed, limit, nodes)
 
 

@@ -16,7 +16,8 @@ import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from batio.errors import InputError
-from batio.importers.common import MAX_TRACE_SECONDS, Record, Tally, TraceClock, read_text, trace_number
+from batio.importers.common import Record, Tally, TraceClock, read_text
+from batio.readings import MAX_TRACE_SECONDS, trace_number
 
 log = logging.getLogger(__name__)
 

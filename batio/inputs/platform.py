@@ -17,7 +17,7 @@ import functools
 from pathlib import Path
 import xml.etree.ElementTree as ET
 
-from batio.errors import InputError, listed
+from batio.errors import InputError, listed, quoted
 
 DEFAULT_MASTER_HOST = "master_host"
 KNOWN_ROLES = ("", "master", "storage", "compute_node")
@@ -148,6 +148,10 @@ def classify(path, host_names, role_overrides=None, master_host=DEFAULT_MASTER_H
     # and a -r entry replaces it; a role given on the command line is
     # appended to the host's own role property with a comma; the result must
     # be exactly one known role, or Batsim aborts before time 0.
+    if master_host != DEFAULT_MASTER_HOST and master_host not in host_names:
+        # The default may be absent (a host with role 'master' serves); a host named on purpose may not.
+        raise InputError("--master-host", f"{quoted(master_host)} names no host of {path} (hosts: "
+                                          f"{listed(host_names)})")
     command_line_roles = {master_host: "master"}
     for name, role in (role_overrides or {}).items():
         if name not in host_names:

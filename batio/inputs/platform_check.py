@@ -90,6 +90,37 @@ def _check_routes(path, zone):
             declared.add(pair)
 
 
+def netpoints(root):
+    """The names a <route> can name: hosts, routers and peers, and those a <cluster> makes
+    (PREFIX N SUFFIX for N of its radical, and its router PREFIX ID_router SUFFIX); None when
+    a cluster's radical cannot be read here (SimGrid then says what is wrong)."""
+    names = {element.get("id") for element in root.iter() if element.tag in ("host", "router", "peer")}
+    for cluster in root.iter("cluster"):
+        prefix, suffix = cluster.get("prefix", ""), cluster.get("suffix", "")
+        names.add(f"{prefix}{cluster.get('id', '')}_router{suffix}")
+        for part in cluster.get("radical", "").split(","):
+            ends = part.split("-")
+            if not all(end.strip().isascii() and end.strip().isdigit() for end in ends) or len(ends) > 2:
+                return None
+            names.update(f"{prefix}{n}{suffix}" for n in range(int(ends[0]), int(ends[-1]) + 1))
+    return names
+
+
+def _check_route_ends(path, root):
+    """A <route> names netpoints: SimGrid's refusal of another name spans several lines."""
+    if root.find(".//cabinet") is not None:  # cabinets name their hosts their own way
+        return
+    names = netpoints(root)
+    if names is None:
+        return
+    for zone in root.iter():
+        for route in zone.findall("route"):
+            for end in ("src", "dst"):
+                if route.get(end) not in names:
+                    raise InputError(path, f"{_name(zone)}: a route's {end} {route.get(end)!r} names no host, router "
+                                           "or peer of the platform", field="route")
+
+
 def _check_connected(path, zone, hosts, routes):
     """SimGrid's Dijkstra routing crashes (segmentation fault) on a transfer between
     two hosts that no chain of routes joins: every host of the zone must be joined."""
@@ -121,6 +152,10 @@ def _check_properties(path, element):
             if name in CONTENTION_PROPERTIES:  # here, before SimGrid loads the platform
                 parse_curve(prop.get("value", ""), path, name, f"{element.tag} '{element.get('id', '')}'")
             continue
+        same = [known for known in PROPERTY_NAMES if known.casefold() == name.casefold()]
+        if same:  # read by no one: the run would go on without the curve or role it was given
+            raise InputError(path, f"{_name(element)}: property names are matched exactly: write {same[0]!r}, "
+                                   f"not {name!r}", field=name)
         near = difflib.get_close_matches(name.casefold(), PROPERTY_NAMES, n=1, cutoff=0.8)
         if near:
             log.warning("%s: %s: property %r is not one batio reads (names are matched exactly); did you mean %r?",
@@ -144,3 +179,4 @@ def check_platform_xml(path):
         if element.tag in ("zone", "AS"):
             _check_routes(path, element)
         _check_properties(path, element)
+    _check_route_ends(path, root)  # once every id is known to be given

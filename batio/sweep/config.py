@@ -12,7 +12,12 @@ from batio.engines import ENGINES
 from batio.errors import InputError
 from batio.inputs.spec import RUN_OPTIONS
 from batio.inputs.workload import json_problem
+from batio.readings import json_value
 from batio.sweep.plan import check_run_option, load_generator, per_run_name
+
+# Seeds of one grid at most: each is a run per policy, and the plan lists every run before the
+# first starts (a hundred thousand seeds wrote 140 MB of plan before anything said no).
+MAX_SEEDS = 1000
 
 logger = logging.getLogger(__name__)
 
@@ -220,12 +225,13 @@ def _policies(entry, base, source, where):
 
 
 def _seeds(value, source):
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_SEEDS:
         return list(range(1, value + 1))
-    if (isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) for s in value)
-            and len(set(value)) == len(value)):
+    if (isinstance(value, list) and 0 < len(value) <= MAX_SEEDS
+            and all(isinstance(s, int) and not isinstance(s, bool) for s in value) and len(set(value)) == len(value)):
         return value
-    raise InputError(source, f"expected {CONFIG_KEYS['seeds']} (distinct), got {value!r}", field="seeds")
+    raise InputError(source, f"expected {CONFIG_KEYS['seeds']} (distinct, at most {MAX_SEEDS}), got "
+                             f"{json_value(value)}", field="seeds")
 
 
 def _engines(value, source):
