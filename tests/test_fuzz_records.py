@@ -22,12 +22,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 import pytest
 from test_fuzz import CASES, count_cases, fuzz_settings, mostly
-from test_fuzz_inputs import DATES, EDGE_NUMBERS, GOOD_NUMBERS, outcome
+from test_fuzz_inputs import DATES, EDGE_NUMBERS, GOOD_NUMBERS, _imported_loads, outcome
 
 from batio import fstwin_read, iomodel, output_check
 from batio.cli.parser import parser
-from batio.importers import dumps, import_trace
-from batio.inputs.workload import load_workload
+from batio.importers import import_trace
 
 __all__ = ["count_cases"]
 
@@ -81,15 +80,6 @@ def runs_texts(draw):
     return _csv(rows)
 
 
-def _runs_as_batio_runs(folder):
-    """An accepted jobsio import is a workload `batio run` loads (its delays > 0)."""
-    def check(workload):
-        path = Path(folder) / "w.json"
-        path.write_text(dumps(workload))
-        load_workload(path, "w0")
-    return check
-
-
 @fuzz_settings(ci_examples=150)
 @given(text=jobsio_texts(), runs=st.one_of(st.none(), runs_texts()), week=st.one_of(st.none(), BAD_WEEKS))
 def test_jobsio_records_import_or_are_one_clean_line(text, runs, week):
@@ -109,7 +99,7 @@ def test_jobsio_records_import_or_are_one_clean_line(text, runs, week):
                     return None
                 raise
         outcome("jobsio records", imported, path,
-                accept=lambda workload: workload is None or _runs_as_batio_runs(folder)(workload))
+                accept=lambda workload: workload is None or _imported_loads(folder)(workload))
 
 
 SUMMARY_GOOD = {"_file_system": "cscratch", "darshan_app": "/bin/ior", "darshan_nprocs": "512",
