@@ -101,7 +101,7 @@ def _paired(results, row, baseline):
 
 def degradation(runs):
     """Why the runs' policy did not fit its inputs (run anyway, batio.fit), "" when it did."""
-    reasons = runs["degraded"].fillna("") if "degraded" in runs else []
+    reasons = runs["degraded"].astype(object).fillna("") if "degraded" in runs else []
     return "; ".join(dict.fromkeys(reason for reason in reasons if reason))
 
 
