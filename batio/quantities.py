@@ -82,9 +82,14 @@ def quantity(text, units, fail, *, low=MIN_RATE, high=MAX_RATE, zero=False, what
     return value
 
 
+def is_whole(text):
+    """Whether ``text`` is a whole number in ASCII digits (ASCII blanks around it aside), nothing else."""
+    return re.fullmatch(r"\s*[0-9]{1,30}\s*", str(text), re.ASCII) is not None
+
+
 def whole(text, fail, *, low, high, what="value"):
     """The integer ``text`` (ASCII digits, nothing else) within [low, high]."""
     text = str(text).strip()
-    if not re.fullmatch(r"[0-9]{1,30}", text, re.ASCII) or not low <= int(text) <= high:
+    if not is_whole(text) or not low <= int(text) <= high:
         fail(f"{what} {_shown(text)} is not a whole number from {low} to {high} in ASCII digits")
     return int(text)

@@ -3,20 +3,17 @@ is one line naming the option (argparse would print its usage block first), in A
 digits (no NaN, infinity, or ``1e18`` for a count), and within the bounds the option states.
 Options whose own check says more (``--workers``, ``--port``...) are only parsed here."""
 
-import re
-
 from batio.errors import InputError, quoted
-from batio.quantities import PLAIN, fails_with, quantity
+from batio.quantities import PLAIN, fails_with, is_whole, quantity
 
 # Finite: the option's own check says which values a run can use.
 ANY_NUMBER = 1e300
-_WHOLE = re.compile(r"\s*[0-9]{1,30}\s*", re.ASCII)
 
 
 def count(option, low=0, high=None):
     """argparse's ``type`` for a whole-number option, at least ``low`` and at most ``high`` (None: any)."""
     def parse(text):
-        if not _WHOLE.fullmatch(text):
+        if not is_whole(text):
             raise InputError(option, f"expected a whole number in ASCII digits, got {quoted(text)}")
         value = int(text)
         if value < low or high is not None and value > high:
