@@ -6,7 +6,7 @@ schedulers/ or one of its paper folders declares (``SCHEDULERS`` below
 gathers them, see ``discover``), or one of pybatsim's bundled schedulers
 (e.g. ``easyBackfill``, ``fillerSched``). ``declaration`` is what a named
 policy says of itself on its class (needs, options checked, the work it
-performs), complete for ``batio.fit`` to hold against the inputs.
+performs), complete for ``batio.requirements`` to hold against the inputs.
 """
 
 from dataclasses import dataclass
@@ -165,7 +165,7 @@ def scheduler_file_and_options(name, options=None):
 
 @dataclass
 class Declaration:
-    """What a policy says of itself (``batio.fit`` holds it against the inputs), with its options checked."""
+    """What a policy says of itself (``batio.requirements`` holds it against the inputs), with its options checked."""
     name: str                  # as the user typed it
     file: Path | None          # its scheduler file, resolved (None: batsched)
     module: str | None         # its path under batio's schedulers/ (BUNDLED_INPUTS' key)

@@ -10,7 +10,7 @@ from batio import catalog
 from batio.catalog import is_batsched
 from batio.errors import InputError
 from batio.importers.common import parse_duration
-from batio.metrics import DEFAULT_BSLD_TAU
+from batio.report.metrics import DEFAULT_BSLD_TAU
 from batio.sweep.config import MAX_SEEDS, Grid, Policy, WorkloadSource, check_grid, check_tau, is_generator
 from batio.sweep.grid import run_grid
 from batio.sweep.plan import load_generator

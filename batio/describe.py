@@ -1,12 +1,12 @@
 """`batio list` and `batio describe NAME`: what a policy is, from what its class declares.
 
 The same declarations (``PAPER``, ``OPTIONS``, ``REQUIRES``) are the ones
-``batio.fit`` checks, so what `describe` prints is what a run is refused for.
+``batio.requirements`` checks, so what `describe` prints is what a run is refused for.
 """
 
 import re
 
-from batio import catalog, fit
+from batio import catalog, requirements
 from batio.errors import InputError
 from batio.schedulers.options import as_json
 
@@ -47,7 +47,7 @@ def _paper(declared):
 
 
 def _requirement(key, value):
-    meaning = fit.REQUIREMENT_KEYS[key]
+    meaning = requirements.REQUIREMENT_KEYS[key]
     if value is True:
         return meaning
     return f"{meaning}: {', '.join(value)}" if value else ""

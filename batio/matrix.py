@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from batio import catalog, fit, report, sweep
+from batio import catalog, requirements, sweep
 from batio.errors import InputError
 from batio.inputs.workload import load_workload
 from batio.outfiles import markdown_table, write_text
 from batio.parity import truncated_workload
+from batio.report.shown import SHOWN, shown_value
 
 # The metrics each input's policies are ranked on (lower is better for all);
 # the I/O slowdown only where the input's jobs do I/O (elsewhere it is 1 by construction).
@@ -165,7 +166,7 @@ def plan_matrix(matrix, out):
             workload_file = str(truncated_workload(workload_file, item.jobs, out / "workloads"))
             label = f"{item.workload}-first{item.jobs}"
         workload = json.loads(Path(workload_file).read_text())
-        facts = fit.InputFacts.of(item.platform[1], workload)
+        facts = requirements.InputFacts.of(item.platform[1], workload)
         platform = item.platform[0]
         summaries.append(InputSummary(platform, label, item.workload, len(workload["jobs"]), jobs_in_file,
                                       facts.does_io))
@@ -174,7 +175,7 @@ def plan_matrix(matrix, out):
             declared = catalog.declaration(name, {})
             wanted = declared.requires.get("options", ())
             options = {key: value for key, value in item.options.items() if key in wanted}
-            reasons = fit.unmet(declared, facts, options)
+            reasons = requirements.unmet(declared, facts, options)
             if reasons:
                 skipped.append(Skip(platform, label, name, "; ".join(reasons)))
                 continue
@@ -213,7 +214,7 @@ def rank_policies(rows, metrics):
     for metric in metrics:
         # Rank the values as the page shows them, so that two equal-looking values tie.
         shown = pd.to_numeric(ranked[metric], errors="coerce").map(
-            lambda value, metric=metric: math.nan if pd.isna(value) else float(report.shown_value(metric, value)))
+            lambda value, metric=metric: math.nan if pd.isna(value) else float(shown_value(metric, value)))
         ranked[f"{metric}_rank"] = shown.rank(method="min")
         ranks.append(f"{metric}_rank")
     ranked["mean_rank"] = ranked[ranks].mean(axis=1, skipna=True)
@@ -221,14 +222,14 @@ def rank_policies(rows, metrics):
 
 
 def _ranking_table(ranked, metrics):
-    header = ["#", "policy"] + [report.SHOWN[metric][0] for metric in metrics] + ["mean rank"]
+    header = ["#", "policy"] + [SHOWN[metric][0] for metric in metrics] + ["mean rank"]
     rows = []
     for position, row in enumerate(ranked.itertuples(), start=1):
         cells = [str(position), row.policy]
         for metric in metrics:
             value = getattr(row, metric)
             rank = getattr(row, f"{metric}_rank")
-            cells.append("-" if pd.isna(value) else f"{report.shown_value(metric, value)} ({int(rank)})")
+            cells.append("-" if pd.isna(value) else f"{shown_value(metric, value)} ({int(rank)})")
         cells.append("-" if pd.isna(row.mean_rank) else f"{row.mean_rank:.2f}")
         rows.append(cells)
     return markdown_table(header, rows, align_right_from=2)
@@ -256,7 +257,7 @@ PAGE_NOTES = """\
   jobs. Shown only for inputs whose jobs move bytes to storage: elsewhere it is 1.
 - **Fit**: what each catalog scheduler needs of its input is declared on its
   class (`REQUIRES`, `batio describe NAME`) and checked on the platform's hosts and
-  the workload's jobs (`batio/fit.py`, the check `batio run`, `compare` and `sweep`
+  the workload's jobs (`batio/requirements.py`, the check `batio run`, `compare` and `sweep`
   make too); a pair that lacks something is not run and is listed under *Skipped*
   with every unmet requirement. Conversely, a job field that stands for work some
   schedulers carry out themselves (`PERFORMS`: the locality policies load each
@@ -314,7 +315,7 @@ def _input_section(item):
 
 
 def _overview(rankings):
-    header = ["input", "jobs", "ranked", "skipped", "failed"] + [f"best {report.SHOWN[m][0]}" for m in RANKED]
+    header = ["input", "jobs", "ranked", "skipped", "failed"] + [f"best {SHOWN[m][0]}" for m in RANKED]
     rows = [[item.name, str(item.summary.jobs), str(len(item.ranked)), str(len(item.skips)), str(len(item.failures))]
             + [_best(item.ranked, metric) if metric in item.metrics else "n/a (no I/O)" for metric in RANKED]
             for item in rankings]
@@ -361,7 +362,7 @@ def _first_alone(contested):
 def _gain(item, metric):
     """(how much lower the best shown value is than REFERENCE's, as a fraction; best; the reference's)."""
     ranked = item.ranked
-    shown = ranked[metric].map(lambda value: float(report.shown_value(metric, value)))
+    shown = ranked[metric].map(lambda value: float(shown_value(metric, value)))
     reference = float(shown[ranked["policy"] == REFERENCE].iloc[0])
     best = float(shown.min())
     return (reference - best) / reference if reference else 0.0, best, reference
@@ -380,13 +381,13 @@ def _gains(contested):
             continue
         gains = [(_gain(item, metric), item) for item in measured]
         (most, best, reference), item = max(gains, key=lambda pair: pair[0][0])
-        heading = report.SHOWN[metric][0]
+        heading = SHOWN[metric][0]
         label, unit = heading.removesuffix(" (s)"), " s" if heading.endswith(" (s)") else ""
         spread = [gain for (gain, _, _), _ in gains]
         parts.append(f"{label} {_percent(min(spread))} to {_percent(most)} "
                      f"(median {_percent(float(pd.Series(spread).median()))}), "
-                     f"most on {item.name} ({_best(item.ranked, metric)}: {report.shown_value(metric, best)}{unit} "
-                     f"against {report.shown_value(metric, reference)}{unit})")
+                     f"most on {item.name} ({_best(item.ranked, metric)}: {shown_value(metric, best)}{unit} "
+                     f"against {shown_value(metric, reference)}{unit})")
     if not parts:
         return None
     return (f"**Gain over {REFERENCE}** (the best policy's value below {REFERENCE}'s, over the "
@@ -437,7 +438,7 @@ def write_page(path, table, skipped, summaries, made_by=""):
     for item in rankings:
         lines += _input_section(item)
     lines += ["## Definitions", "", PAGE_NOTES]
-    lines += [f"  - `{key}`: {meaning}" for key, meaning in fit.REQUIREMENT_KEYS.items()] + [""]
+    lines += [f"  - `{key}`: {meaning}" for key, meaning in requirements.REQUIREMENT_KEYS.items()] + [""]
     if made_by:
         lines += ["## How this page was made", "", made_by, ""]
     path.parent.mkdir(parents=True, exist_ok=True)

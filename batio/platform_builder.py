@@ -24,7 +24,7 @@ def contention_value(spec, unit="GB/s"):
     (``batio calibrate``'s input) or a ``property.xml`` that ``batio calibrate`` wrote."""
     path = Path(spec)
     if path.suffix == ".csv":
-        from batio.calibrate import property_value, read_measurement
+        from batio.twin.calibrate import property_value, read_measurement
         value = property_value(read_measurement(path, unit, "--contention-unit"), unit)
     elif path.suffix == ".xml":
         if not path.is_file():

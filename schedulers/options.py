@@ -128,7 +128,7 @@ def _hashable(value: Any) -> bool:
 
 
 class Declared:
-    """What a policy says of itself, read by ``batio.fit`` and ``batio describe``
+    """What a policy says of itself, read by ``batio.requirements`` and ``batio describe``
     before anything runs: a scheduler class lists its paper, needs and options
     here (``QueueScheduler`` and ``Replay`` inherit it)."""
 
@@ -137,8 +137,8 @@ class Declared:
     REQUIRES: dict[str, Any] = {}
     """What the policy needs of its inputs to do what its paper describes,
     rather than fail or quietly behave as a baseline (keys and their meaning:
-    ``batio.fit.REQUIREMENT_KEYS``); ``batio run``, ``compare``, ``sweep``
-    and ``matrix`` refuse an input that lacks one (``batio.fit``)."""
+    ``batio.requirements.REQUIREMENT_KEYS``); ``batio run``, ``compare``, ``sweep``
+    and ``matrix`` refuse an input that lacks one (``batio.requirements``)."""
     PERFORMS: tuple[str, ...] = ()
     """Job fields that stand for work the policy carries out itself (the
     locality policies load each job's ``file``): any other policy would run

@@ -5,7 +5,7 @@ with a 10 GB/s file system: 1 to 16 hosts per job, 70 % compute only and
 30 % computing then writing 1-50 GB per host, arriving about every 40 s
 (a loaded machine, so EASY backfills), scheduled by ``easy``. Then it
 writes the run's page (``batio run`` does) and opens it in headless
-Chromium (``batio.headless``), printing the page's size and the time to
+Chromium (``batio.report.headless``), printing the page's size and the time to
 first render. docs/report.md has the numbers.
 
     .venv/bin/python scripts/bench_report.py [--jobs 100000] [--out out/bench_report] [--skip-run]
@@ -24,10 +24,11 @@ import time
 
 import numpy as np
 
-from batio import cli, headless
+from batio import cli
 from batio.errors import exits_on_error
-from batio.html_report import write_run_page
 from batio.platform_builder import platform_xml
+from batio.report import headless
+from batio.report.html_report import write_run_page
 
 log = logging.getLogger("bench_report")
 HOST_SPEED = 1e9

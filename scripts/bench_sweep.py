@@ -15,8 +15,8 @@ import sys
 import tempfile
 import time
 
-from batio import report
 from batio.errors import exits_on_error
+from batio.report import comparison
 from batio.sweep import gather, load_config, plan, run_all
 
 
@@ -36,7 +36,7 @@ def main():
             counts = run_all(runs, out, workers=workers, progress=False)
             ran = time.perf_counter()
             table = gather(runs, out)
-            report.write_report(report.report_data(table, out, grid.baseline), out, title="benchmark")
+            comparison.write_report(comparison.report_data(table, out, grid.baseline), out, title="benchmark")
             done = time.perf_counter()
             failed = int((table["status"] != "ok").sum())
             rows.append((workers, counts["ran"], failed, ran - started, done - ran, done - started))

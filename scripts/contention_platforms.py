@@ -75,7 +75,7 @@ PLATFORMS = ("stria15_lustre_fig4", "periodic_rack", "catios_cluster", "theta_qu
 
 def variant(platform, steepness, header=None):
     """The platform's XML with its curves at this steepness (an existing curve is replaced)."""
-    from batio.calibrate import insert_property
+    from batio.twin.calibrate import insert_property
     source = ROOT / "platforms" / f"{platform}.xml"
     text = source.read_text()
     text = re.sub(r'\s*<prop id="batio:contention" value="[^"]*"/>\n?(\s*)</link>', r"\n\1</link>", text)

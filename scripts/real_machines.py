@@ -7,7 +7,7 @@ the held-back weeks are scored):
 1. validation: each week with I/O times scored by ``batio validate`` on
    ``platforms/theta_perjob.xml`` with the per-job I/O model trained on the
    *other* weeks (leave one week out);
-2. the headroom of each week, both ends (``batio.validate.headroom``);
+2. the headroom of each week, both ends (``batio.twin.validate.headroom``);
 3. the what-if of ``--whatif-weeks``: at the low end and at the high end of
    each job's measured I/O (``batio iomodel apply``; the model of the other
    weeks predicts the jobs without measurements), ``--replicas`` replicas
@@ -36,10 +36,10 @@ from batio.compare import compare
 from batio.engines.embedded.routes import bandwidths
 from batio.errors import InputError, exits_on_error
 from batio.importers import dumps, import_trace
-from batio.iomodel import read_week, train
-from batio.iophases import own_io, write
 from batio.sweep.config import Grid, Policy, WorkloadSource, check_grid
-from batio.validate import headroom, replayer, validate
+from batio.twin.iomodel import read_week, train
+from batio.twin.iophases import own_io, write
+from batio.twin.validate import headroom, replayer, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / ".." / "shared" / "data" / "theta2022"
@@ -93,7 +93,7 @@ def what_if(week, path, others, end, replicas, folder):
     """The comparison of POLICIES on the week at ``end``, over replicas; its report's summary table."""
     folder.mkdir(parents=True, exist_ok=True)
     base, model = end_workload(week, path, others, end, folder)
-    source = WorkloadSource(f"{week}_{end}", generator="batio.iophases:replica",
+    source = WorkloadSource(f"{week}_{end}", generator="batio.twin.iophases:replica",
                             args={"path": str(base), "model": str(model)})
     grid = Grid(source="scripts/real_machines.py", platforms=[("theta_perjob", str(PLATFORM))], workloads=[source],
                 policies=POLICIES, seeds=list(range(1, replicas + 1)), baseline="conservative",

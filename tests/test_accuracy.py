@@ -1,4 +1,4 @@
-"""Error statistics of simulated against measured values (batio.accuracy),
+"""Error statistics of simulated against measured values (batio.twin.accuracy),
 against hand-computed values."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from batio.accuracy import error_stats, error_table
+from batio.twin.accuracy import error_stats, error_table
 
 
 def test_error_statistics_of_four_pairs_by_hand():

@@ -9,9 +9,9 @@ import pytest
 from test_bad_input_values import one_line_error
 from test_fstwin import row, write_summaries
 
-from batio import fstwin
 from batio.cli import main
 from batio.errors import Interrupted
+from batio.twin import fstwin
 
 DAY = 86400
 ARABIC_DATE = "\u0662\u0660\u0661\u0667-07-18"

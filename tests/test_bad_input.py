@@ -234,7 +234,7 @@ def test_ids_round_trip_through_the_csv_as_text(tmp_path, capsys):
     code, err, out = run_cli(tmp_path, capsys, work,
                              options={"execute": {"w0!Ä": {"alloc": "0"}, "w0!007": {"alloc": "1"}}})
     assert code == 0, err
-    from batio.metrics import read_jobs
+    from batio.report.metrics import read_jobs
     assert sorted(read_jobs(tmp_path / "out" / "out")["job_id"]) == ["007", "Ä"]
 
 

@@ -117,7 +117,7 @@ def test_a_numbered_week_is_a_name(tmp_path, capsys, week):
 
 
 def test_an_interrupted_validation_leaves_the_earlier_tables_whole(tmp_path, capsys, monkeypatch, week):
-    from batio import validate as validating
+    from batio.twin import validate as validating
     argv = validate(tmp_path, week, copy.deepcopy(week))
     assert main(argv) == 0
     out = tmp_path / "out"

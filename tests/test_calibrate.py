@@ -6,9 +6,9 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
-from batio.calibrate import insert_property, read_measurement
 from batio.cli import main
 from batio.errors import InputError
+from batio.twin.calibrate import insert_property, read_measurement
 
 MEASURED = "clients,aggregate GB/s\n1,1.0\n2,1.8\n4,3.2\n4,2.8\n4,3.0\n8,2.4\n"
 
@@ -45,7 +45,7 @@ def test_bad_measurements_are_one_line_errors(tmp_path, text, problem):
     ("31e9", "'disk' declares 31 GB/s, over 10 times the curve's peak (3 GB/s at 4 clients)"),
     ("3GBps", None), ("20GBps", None)])
 def test_a_curve_that_contradicts_the_declared_bandwidth_is_named(tmp_path, declared, warning):
-    from batio.calibrate import contradiction
+    from batio.twin.calibrate import contradiction
     path = tmp_path / "ior.csv"
     path.write_text(MEASURED)  # peak: the median 3.0 GB/s at 4 clients
     text = f'<platform>\n  <link id="disk" bandwidth="{declared}" latency="0"/>\n</platform>'

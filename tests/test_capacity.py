@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from batio.engines.embedded.routes import capacity
-from batio.schedule_data import binding_capacity
+from batio.report.schedule_data import binding_capacity
 
 PLATFORMS = Path(__file__).parents[1] / "platforms"
 GiB = 2 ** 30

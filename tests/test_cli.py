@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from batio.cli import main
-from batio.metrics import summarize
+from batio.report.metrics import summarize
 
 
 def three_delay_jobs(folder):

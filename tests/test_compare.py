@@ -10,7 +10,7 @@ import pytest
 from batio.cli import main
 from batio.compare import comparison_grid
 from batio.errors import InputError
-from batio.metrics import METRICS, read_jobs, summarize
+from batio.report.metrics import METRICS, read_jobs, summarize
 from batio.sweep import plan
 from batio.workloads.demo import demo_workload
 

@@ -1,4 +1,4 @@
-"""One fit check for `batio run`, `compare` and `sweep` (batio/fit.py): an unfit policy is refused
+"""One fit check for `batio run`, `compare` and `sweep` (batio/requirements.py): an unfit policy is refused
 before time 0, or run with --allow-unfit and marked degraded; what a policy declares is what
 `batio describe` prints; runs say the scheduler name typed and keep their --out folder to themselves."""
 

@@ -1,4 +1,4 @@
-"""The file-system twin from TOKIO-ABC (batio/fstwin.py): reading, the model
+"""The file-system twin from TOKIO-ABC (batio/twin/fstwin.py): reading, the model
 by hand, the fit on synthetic runs, and the engine running the same model."""
 
 import csv
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from batio import fstwin, fstwin_read
 from batio.cli import main
 from batio.errors import InputError
+from batio.twin import fstwin, fstwin_read
 
 GIB = 2.0 ** 30
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tokio_abc"
@@ -222,7 +222,7 @@ def test_bad_names_and_options_are_one_line(tmp_path, capsys):
 
 
 def test_the_engine_gives_the_analytic_bandwidth(tmp_path):
-    from batio.fstwin_engine import simulate_run
+    from batio.twin.fstwin_engine import simulate_run
     curve, rate, limit, n, background, expected = HAND[0]
     twin = fstwin.Twin(curve, rate, {"c": limit})
     run = pd.Series({"config": "c", "clients": n, "background": background, "direction": "write"})

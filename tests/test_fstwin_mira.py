@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from test_fstwin import write_summaries
 
-from batio import fstwin, fstwin_read
 from batio.cli import main
 from batio.errors import InputError
+from batio.twin import fstwin, fstwin_read
 
 GIB = 2.0 ** 30
 DAY = 86400
@@ -112,7 +112,7 @@ def test_an_engine_check_that_compares_nothing_says_so(tmp_path, capsys, caplog)
 
 
 def test_an_engine_check_without_a_run_of_a_fitted_configuration_says_so(caplog):
-    from batio.fstwin_engine import engine_check
+    from batio.twin.fstwin_engine import engine_check
     twin = fstwin.Twin(((1, 1e9),), 1e8, {"another/config": 1e8})
     runs = pd.DataFrame({"line": [2], "file_system": ["fs"], "config": ["c"], "clients": [4], "background": [0.0]})
     with caplog.at_level(logging.WARNING):

@@ -24,9 +24,10 @@ import pytest
 from test_fuzz import CASES, count_cases, fuzz_settings, mostly
 from test_fuzz_inputs import DATES, EDGE_NUMBERS, GOOD_NUMBERS, _imported_loads, outcome
 
-from batio import fstwin_read, iomodel, output_check
 from batio.cli.parser import parser
 from batio.importers import import_trace
+from batio.report import output_check
+from batio.twin import fstwin_read, iomodel
 
 __all__ = ["count_cases"]
 

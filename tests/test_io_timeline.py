@@ -7,7 +7,7 @@ from conftest import workload
 import pytest
 
 from batio.catalog import scheduler_file_and_options
-from batio.metrics import bytes_moved
+from batio.report.metrics import bytes_moved
 
 EASY = scheduler_file_and_options("easy")[0]
 

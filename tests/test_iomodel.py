@@ -1,4 +1,4 @@
-"""The per-job I/O model (batio.iomodel), each job's own I/O in its profile (batio.iophases) and
+"""The per-job I/O model (batio.twin.iomodel), each job's own I/O in its profile (batio.twin.iophases) and
 `batio validate` scoring a week with a model trained on other weeks, on hand-computed weeks.
 
 The platform is cluster16_pfs: each node's link 1.25 GB/s, the file system's 1 GB/s (shared),
@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from batio import iomodel, iophases
 from batio.cli import main
 from batio.engines.embedded.routes import Bandwidths, bandwidths
 from batio.errors import InputError
 from batio.importers import dumps, import_trace
-from batio.validate import NOISE, PLATFORM, PLATFORM_HIGH, RECURRING, headroom, replay, validate
+from batio.twin import iomodel, iophases
+from batio.twin.validate import NOISE, PLATFORM, PLATFORM_HIGH, RECURRING, headroom, replay, validate
 
 PLATFORM_16 = Path(__file__).parents[1] / "platforms" / "cluster16_pfs.xml"
 HEADER = ("week,id,submissionTime,startTime,waitingTimeSeconds,runtimeSeconds,walltimeSeconds,nodesUsed,"

@@ -15,7 +15,7 @@ import pytest
 from batio.cli import main
 from batio.errors import InputError
 from batio.importers import import_trace
-from batio.validate import headroom, replay
+from batio.twin.validate import headroom, replay
 
 DATA = Path(__file__).parent / "data"
 TINY = DATA / "jobsio_tiny.csv"

@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from batio import catalog, fit
+from batio import catalog, requirements
 from batio.cli import main
 from batio.errors import InputError
 from batio.matrix import RESTS_ON, InputSummary, load_matrix, plan_matrix, rank_policies, write_page
@@ -25,12 +25,13 @@ def write_yaml(folder, config, name="matrix.yaml"):
 
 
 def facts(platform, workload):
-    return fit.InputFacts.of(catalog.platform_path(platform), json.loads(catalog.workload_path(workload).read_text()))
+    workload_jobs = json.loads(catalog.workload_path(workload).read_text())
+    return requirements.InputFacts.of(catalog.platform_path(platform), workload_jobs)
 
 
 def unmet_requirements(name, facts, input_options):
     """What the matrix skips a policy for: its needs (with its presets) against an input and the input's options."""
-    return fit.unmet(catalog.declaration(name), facts, input_options)
+    return requirements.unmet(catalog.declaration(name), facts, input_options)
 
 
 # -- fit ------------------------------------------------------------------------------------
@@ -78,7 +79,7 @@ def test_a_pair_that_lacks_something_is_skipped_with_every_reason():
 
 def test_every_catalog_name_declares_what_it_needs():
     for name in catalog.SCHEDULERS:
-        assert set(catalog.declaration(name).requires) <= set(fit.REQUIREMENT_KEYS)
+        assert set(catalog.declaration(name).requires) <= set(requirements.REQUIREMENT_KEYS)
     assert catalog.declaration("tioas-oracle").requires["job_fields"] == ("io_demand",)
     assert catalog.declaration("tioas").requires["job_fields"] == ("command",)
     # A host property given as an option need not be on the hosts.

@@ -1,4 +1,4 @@
-"""Run metrics (batio.metrics) cover the user's jobs, not the jobs a scheduler registers."""
+"""Run metrics (batio.report.metrics) cover the user's jobs, not the jobs a scheduler registers."""
 
 import json
 import re
@@ -6,7 +6,7 @@ import re
 from conftest import workload
 import pytest
 
-from batio.metrics import format_summary, job_io_slowdowns, summarize
+from batio.report.metrics import format_summary, job_io_slowdowns, summarize
 
 DELAY10 = {"d": {"type": "delay", "delay": 10}}
 

@@ -55,7 +55,7 @@ def test_generated_platform_has_batsims_roles(tmp_path, capsys):
 
 
 def test_generated_platform_carries_the_properties_the_policies_need(tmp_path, capsys):
-    from batio import catalog, fit
+    from batio import catalog, requirements
     without, with_memory = generate(tmp_path, capsys), tmp_path / "memory.xml"
     assert main(["platform", *MACHINE, "--memory", "128GB", "--out", str(with_memory)]) == 0
     properties, _ = read_properties(with_memory)
@@ -64,13 +64,13 @@ def test_generated_platform_carries_the_properties_the_policies_need(tmp_path, c
                           "file": "F", "file_bytes": 1e9}],
                 "profiles": {"w": {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1e9}}}
     lea = catalog.declaration("lea")
-    assert fit.unmet(lea, fit.InputFacts.of(with_memory, workload), {}) == []
+    assert requirements.unmet(lea, requirements.InputFacts.of(with_memory, workload), {}) == []
     # Without --memory, the one property the locality policies still lack.
-    assert fit.unmet(lea, fit.InputFacts.of(without, workload), {}) == [
+    assert requirements.unmet(lea, requirements.InputFacts.of(without, workload), {}) == [
         "compute hosts lack numeric properties (hosts lacking, of 2): 'memory_bytes' (2)"]
     catios = catalog.declaration("catios-oracle")  # B is pfs's bandwidth property
     assert not any("storage host with property" in reason
-                   for reason in fit.unmet(catios, fit.InputFacts.of(without, workload), {}))
+                   for reason in requirements.unmet(catios, requirements.InputFacts.of(without, workload), {}))
 
 
 def test_generated_platform_runs_jobs_at_hand_computed_speeds(tmp_path, capsys):

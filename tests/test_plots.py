@@ -4,8 +4,8 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 import pandas as pd
 
-from batio.plots import draw_allocation
-from batio.schedule_data import COLOURS
+from batio.report.plots import draw_allocation
+from batio.report.schedule_data import COLOURS
 
 JOBS = pd.DataFrame({
     "job_id": ["w0!1", "w0!2", "w0!3"],

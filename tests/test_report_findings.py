@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from batio.cli import main
-from batio.html_report import distributions, write_run_page
-from batio.shown import shown_difference
-from batio.verdict import parameters
+from batio.report.html_report import distributions, write_run_page
+from batio.report.shown import shown_difference
+from batio.report.verdict import parameters
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_compare import _windowed_trace  # noqa: E402
@@ -122,7 +122,7 @@ def test_differences_are_printed_with_the_digits_their_test_needs():
 
 
 def test_bytes_and_colours_of_the_same_jobs_are_the_same_under_every_policy(tmp_path):
-    from batio.schedule_data import load_run
+    from batio.report.schedule_data import load_run
     from batio.workloads.demo import demo_workload
     workload = tmp_path / "demo.json"
     work = demo_workload(seed=1, nb_jobs=10)

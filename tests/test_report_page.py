@@ -6,10 +6,10 @@ import shutil
 
 import pytest
 
-from batio import headless, html_report
 from batio.cli import main
-from batio.html_report import write_run_page
-from batio.metrics import read_jobs
+from batio.report import headless, html_report
+from batio.report.html_report import write_run_page
+from batio.report.metrics import read_jobs
 from batio.workloads.demo import demo_workload
 
 NO_BROWSER = ("no Chromium on PATH: scripts/install.sh installs Debian's `chromium` when run as root "
@@ -69,8 +69,8 @@ def test_report_rewrites_the_page_and_names_what_is_missing(run, tmp_path, capsy
 
 
 def test_no_io_leaves_out_the_storage_panel_and_says_so(run, tmp_path):
-    from batio.html_report import gantt_figure, span_of
-    from batio.schedule_data import load_run
+    from batio.report.html_report import gantt_figure, span_of
+    from batio.report.schedule_data import load_run
     with_io = load_run(run / "out")
     figure, detail = gantt_figure(with_io, "easy", span_of({"easy": with_io}), {})
     assert len(detail["jobs"]["id"]) == 12 and detail["limit"] >= 12  # the page draws them all

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from batio.html_report import occupancy, step_means
-from batio.metrics import profile_bytes
-from batio.schedule_data import backfilled, intensity_class, storage_capacity, time_unit
+from batio.report.html_report import occupancy, step_means
+from batio.report.metrics import profile_bytes
+from batio.report.schedule_data import backfilled, intensity_class, storage_capacity, time_unit
 
 
 def test_backfilled_means_started_before_a_job_submitted_earlier_that_was_waiting():

@@ -1,12 +1,13 @@
-"""Intervals over replicas and paired differences to the baseline (batio.uncertainty), and how reports show them."""
+"""Intervals over replicas and paired differences to the baseline (batio.report.uncertainty),
+and how reports show them."""
 
 import math
 
 import pandas as pd
 import pytest
 
-from batio import report
-from batio.uncertainty import NO_DIFFERENCE, ONE_REPLICA, interval, paired
+from batio.report import comparison
+from batio.report.uncertainty import NO_DIFFERENCE, ONE_REPLICA, interval, paired
 
 T_975_2 = 4.302652729911275  # Student t quantile 0.975 with 2 degrees of freedom (tables)
 
@@ -51,19 +52,19 @@ def _results(waits, baseline_waits):
 
 
 def test_the_summary_table_shows_intervals_and_verdicts():
-    summary = report.summary_table(_results([11, 102, 1003], [10, 100, 1000]), baseline="base")
+    summary = comparison.summary_table(_results([11, 102, 1003], [10, 100, 1000]), baseline="base")
     new = summary.set_index("policy").loc["new"]
     assert new["mean_wait_diff"] == 2 and new["mean_wait_verdict"] == NO_DIFFERENCE
     # 11, 102, 1003: mean 372, sd sqrt(601382 / 2) = 548.35, half-width 4.3027 x 548.35 / sqrt(3) = 1362.18
     assert new["mean_wait_ci"] == pytest.approx(1362.18, abs=0.01)
-    text = report.format_text(summary, baseline="base")
+    text = comparison.format_text(summary, baseline="base")
     assert "372.0 ± 1362.2 (1.01x)" in text
     assert "Means over 3 replicas" in text
     assert "2.0 ± 2.5" in text and NO_DIFFERENCE in text
 
 
 def test_one_replica_says_there_is_no_uncertainty_estimate():
-    summary = report.summary_table(_results([5], [3]), baseline="base")
-    text = report.format_text(summary, baseline="base")
+    summary = comparison.summary_table(_results([5], [3]), baseline="base")
+    text = comparison.format_text(summary, baseline="base")
     assert "One replica: no uncertainty estimate" in text and "±" not in text
     assert summary.set_index("policy").loc["new", "mean_wait_verdict"] == ONE_REPLICA

@@ -8,19 +8,19 @@ from batio.outfiles import make_folder, shown_path
 
 
 def command_report(args):
-    from batio.report import write_page
+    from batio.report.comparison import write_page
     for folder in args.folders:
         print(f"page: {write_page(folder, args.baseline)}")
     return 0
 
 
 def _print_tables(table, baseline):
-    from batio import report
-    summary = report.summary_table(table, baseline)
-    for (platform, workload, engine), group in report.groups_of(summary):
+    from batio.report import comparison
+    summary = comparison.summary_table(table, baseline)
+    for (platform, workload, engine), group in comparison.groups_of(summary):
         print(f"{workload} on {platform} ({engine} engine)"
               + (f", ratios to {baseline}" if baseline else "") + ":")
-        print(report.format_text(group, baseline))
+        print(comparison.format_text(group, baseline))
 
 
 def _runs_outcome(table, counts, out, report_path, skipped_pairs=None):

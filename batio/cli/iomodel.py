@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 def command_iomodel(args):
     from batio.engines.embedded.routes import bandwidths
-    from batio.iomodel import load, train
+    from batio.twin.iomodel import load, train
     platform = catalog.platform_path(args.platform)
     fs = bandwidths(platform)
     check_destination(args.out)
@@ -33,9 +33,9 @@ def command_iomodel(args):
 
 
 def _apply(args, platform, fs, model):
-    from batio.iomodel import read_week
-    from batio.iophases import own_io
-    from batio.validate import replayer
+    from batio.twin.iomodel import read_week
+    from batio.twin.iophases import own_io
+    from batio.twin.validate import replayer
     path = args.weeks[0]
     workload, _ = read_week(path)
     with tempfile.TemporaryDirectory(prefix="batio-iomodel-") as scratch:

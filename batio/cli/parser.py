@@ -2,7 +2,6 @@
 
 import argparse
 
-from batio import metrics
 from batio.cli.grids import command_compare, command_matrix, command_parity, command_report, command_sweep
 from batio.cli.iomodel import command_iomodel
 from batio.cli.options import count, number
@@ -22,6 +21,7 @@ from batio.inputs.spec import (
     DEFAULT_MAX_IDLE_S,
     MODES,
 )
+from batio.report import metrics
 from batio.sweep.config import MAX_SEEDS
 
 DESCRIPTION = "`batio`: run pybatsim schedulers on SimGrid platforms and Batsim workloads."

@@ -4,13 +4,14 @@ import json
 from pathlib import Path
 import sys
 
-from batio import catalog, engines, fit, metrics
+from batio import catalog, engines, requirements
 from batio.errors import InputError
 from batio.inputs.spec import (
     RunSpec,
 )
 from batio.inputs.workload import json_problem
 from batio.outfiles import fresh_folder
+from batio.report import metrics
 
 
 def _options(text):
@@ -65,7 +66,7 @@ def checked_run(args):
     spec = run_spec(args, given)
     engines.check_engine(args.engine, spec.scheduler)
     engines.check_run_options(args.engine, engines.spec_run_options(spec))
-    degraded = fit.check_run(args.scheduler, given, spec, args.allow_unfit, strict=args.engine == "embedded")
+    degraded = requirements.check_run(args.scheduler, given, spec, args.allow_unfit, strict=args.engine == "embedded")
     return spec, degraded
 
 
@@ -78,7 +79,7 @@ def run_marks(args, degraded):
 def report_run(args, spec, degraded, engine=None):
     """What `batio run` prints and writes once a run has ended: its summary and its page."""
     print_summary(spec, engine or args.engine, name=args.scheduler, degraded=degraded, tau=args.bsld_tau)
-    from batio.html_report import write_run_page
+    from batio.report.html_report import write_run_page
     print(f"page:    {write_run_page(Path(spec.out_prefix).parent, tau=args.bsld_tau)}")
 
 

@@ -9,7 +9,7 @@ from batio.outfiles import check_destination, file_set, make_folder, write_text
 
 
 def command_calibrate(args):
-    from batio.calibrate import calibrate
+    from batio.twin.calibrate import calibrate
     make_folder(args.out)
     platform = str(catalog.platform_path(args.platform)) if args.platform else None
     rows, line = calibrate(args.measurement, args.out, args.unit, args.direction, platform, args.element)
@@ -24,8 +24,8 @@ def command_calibrate(args):
 
 
 def command_twin(args):
-    from batio.fstwin import make_twin, read_platform, read_runs, system_name
-    from batio.fstwin_engine import engine_check
+    from batio.twin.fstwin import make_twin, read_platform, read_runs, system_name
+    from batio.twin.fstwin_engine import engine_check
     system = system_name(args.system, args.summaries)
     # The platform, fit.json, validation.csv and engine_check.csv of one fit: written whole or not at all.
     with file_set(args.out, replaces=("engine_check.csv",)) as staging:
@@ -71,7 +71,7 @@ def command_import(args):
 
 
 def command_validate(args):
-    from batio.validate import format_table, validate
+    from batio.twin.validate import format_table, validate
     if args.benchmarks:
         return validate_benchmark_runs(args)
     if not (args.platform and args.workload):
@@ -89,8 +89,8 @@ def command_validate(args):
 
 
 def validate_benchmark_runs(args):
-    from batio.fstwin import validate_benchmarks
-    from batio.validate import format_table
+    from batio.twin.fstwin import validate_benchmarks
+    from batio.twin.validate import format_table
     if args.workload or args.train or args.model:
         raise BatioError("validate: --benchmarks takes no --workload, --train or --model (the runs before "
                          "--fit-until train)")

@@ -71,7 +71,7 @@ def run(spec, engine="embedded", progress=False, wall_timeout_s=None, marks=None
     records the run, the number of compute hosts included);
     ``progress``: a bar of the embedded engine's jobs on the terminal; ``wall_timeout_s`` bounds
     a real Batsim's run; ``marks``: keys added to the run's ``PREFIX_run.json`` however the run
-    ends (the scheduler as typed, why its result is degraded: batio.fit). Raises a ``BatioError``
+    ends (the scheduler as typed, why its result is degraded: batio.requirements). Raises a ``BatioError``
     saying what failed.
     """
     import importlib

@@ -6,13 +6,14 @@ import logging
 import math
 from pathlib import Path
 
-from batio import catalog, engines, metrics
+from batio import catalog, engines
 from batio.catalog import is_batsched
 from batio.engines import ENGINES
 from batio.errors import InputError
 from batio.inputs.spec import RUN_OPTIONS
 from batio.inputs.workload import json_problem
 from batio.readings import json_value
+from batio.report import metrics
 from batio.sweep.plan import check_run_option, load_generator, per_run_name
 
 # Seeds of one grid at most: each is a run per policy, and the plan lists every run before the
@@ -68,7 +69,7 @@ class Grid:
     run_options: dict = field(default_factory=dict)
     bsld_tau: float = metrics.DEFAULT_BSLD_TAU
     made_from: str | None = None   # what the report says the grid came from (default: source)
-    allow_unfit: bool = False      # run policies that do not fit their inputs (batio.fit), marked degraded
+    allow_unfit: bool = False      # run policies that do not fit their inputs (batio.requirements), marked degraded
 
 def is_generator(name):
     """``module:function`` or ``path/file.py:function`` (a workload generator), not a file name."""

@@ -3,8 +3,8 @@
 from pathlib import Path
 import signal
 
-from batio import report
 from batio.errors import Interrupted
+from batio.report import comparison
 from batio.sweep.folder import check as check_folder
 from batio.sweep.folder import take as take_folder
 from batio.sweep.plan import plan
@@ -35,6 +35,6 @@ def run_grid(grid, out, workers=None, scheduler_address=None, retry_failed=False
         raise Interrupted(getattr(stopped, "signum", signal.SIGINT),
                           f"{len(table) - unfinished} of {len(table)} runs finished; {out / RESULTS_FILE} marks the "
                           f"{unfinished} others {INTERRUPTED}: run the same command again to resume") from None
-    report_path = report.write_reports(table, out, grid.baseline, title=title or Path(grid.source).stem,
+    report_path = comparison.write_reports(table, out, grid.baseline, title=title or Path(grid.source).stem,
                                        made_from=grid.made_from or grid.source)
     return table, counts, report_path

@@ -1,5 +1,5 @@
 """A grid's runs: its generated workloads, its reference runs, every policy checked against its
-inputs (batio.fit) with its per-run values resolved."""
+inputs (batio.requirements) with its per-run values resolved."""
 
 from dataclasses import dataclass, field
 import importlib
@@ -11,7 +11,7 @@ from pathlib import Path
 import re
 import uuid
 
-from batio import catalog, fit
+from batio import catalog, requirements
 from batio.errors import InputError, InvalidConfiguration
 from batio.inputs.spec import RUN_OPTIONS, file_digest, valid_run_option
 from batio.inputs.workload import load_workload
@@ -210,7 +210,7 @@ def plan(grid, out):
 
     Per platform and workload: the per-run values resolved, each policy's declaration asked of the
     catalog once (its file, the options it receives, its Batsim features) and held against the
-    inputs (``batio.fit``: refused, naming the policy's field, unless ``allow_unfit``)."""
+    inputs (``batio.requirements``: refused, naming the policy's field, unless ``allow_unfit``)."""
     workloads_dir = Path(out) / "workloads"
     digests = {}
 
@@ -235,12 +235,12 @@ def plan(grid, out):
                     declared.append(catalog.declaration(policy.scheduler, options))
                 except InvalidConfiguration as error:  # an option the scheduler would refuse
                     raise InputError(grid.source, f"{error} {where}", field=policy.where) from None
-            facts = fit.InputFacts.of_files(platform[1], [instance.workload_file])
+            facts = requirements.InputFacts.of_files(platform[1], [instance.workload_file])
             policies, refused, fields = [], {}, []
             for (policy, options), declaration in zip(given, declared):
                 try:
-                    unfit = fit.check(declaration, options, facts, grid.allow_unfit)
-                except fit.Unfit as error:
+                    unfit = requirements.check(declaration, options, facts, grid.allow_unfit)
+                except requirements.Unfit as error:
                     refused.update(error.reasons_of)
                     fields.append(policy.where.removesuffix(".options"))
                     continue
@@ -248,7 +248,7 @@ def plan(grid, out):
                 policies.append((policy, scheduler, declaration.options, {**run_options, **declaration.features},
                                  unfit))
             if refused:  # every policy that does not fit is named, in one line
-                raise InputError(grid.source, f"{fit.Unfit(refused)} {where}",
+                raise InputError(grid.source, f"{requirements.Unfit(refused)} {where}",
                                  field=fields[0] if len(fields) == 1 else "schedulers")
             alone_run_options = {**run_options, "io_sample_period": REFERENCE_IO_SAMPLE_PERIOD}
             for engine in grid.engines:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from batio import metrics
 from batio.errors import InputError
 from batio.outfiles import writing
+from batio.report import metrics
 from batio.sweep.run import INTERRUPTED, RESULT_FILE, RESUME_HINT, read_result
 
 logger = logging.getLogger(__name__)

@@ -16,13 +16,14 @@ import time
 import traceback
 import uuid
 
-from batio import __version__, engines, metrics
+from batio import __version__, engines
 from batio.catalog import is_batsched
 from batio.errors import BatioError, EngineError, InputError, Interrupted, OutputError
 from batio.inputs.spec import RunSpec
 from batio.names import slug
 from batio.outfiles import write_text
 from batio.progress import progress_bar
+from batio.report import metrics
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from batio.errors import InvalidValue
-from batio.metrics import read_jobs
+from batio.report.metrics import read_jobs
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from batio.errors import InputError
-from batio.metrics import read_jobs
+from batio.report.metrics import read_jobs
 
 EVALUATED = 1
 

@@ -1,6 +1,6 @@
 """The file-system twin's model of one run, simulated by the embedded engine.
 
-``batio.fstwin`` fits and validates with an analytic evaluation of the model
+``batio.twin.fstwin`` fits and validates with an analytic evaluation of the model
 (``fstwin.share``); this module runs the same model as a SimGrid simulation, to
 show that both give the same bandwidth. One run becomes a platform and a
 workload: the benchmark's n clients (hosts ``a*``, each behind a link of its

@@ -3,7 +3,7 @@
 A job imported by ``batio import jobsio`` runs its read phase, a delay (the
 rest of its run time), then its write phase. Given the seconds its
 transfers should take alone (measured at one end of their interval, or
-predicted by ``batio.iomodel``), the delay becomes the job's compute time
+predicted by ``batio.twin.iomodel``), the delay becomes the job's compute time
 plus its I/O *latency*: those seconds minus what the platform takes alone
 for its bytes (``routes.Bandwidths.alone``). Alone, the job's transfers then
 take exactly the seconds given; beside other jobs, only the phases that move
@@ -150,7 +150,7 @@ def own_io(workload, model, fs, end, seed=None, replay=None):
     end); drawn around that from the model's held-out errors when ``seed`` is given. At the high end, with
     ``replay``, lowered until each job ends within its record (``within_record``). Returns what was done
     (counts), for the workload's trace block."""
-    from batio.iomodel import high_end, io_table
+    from batio.twin.iomodel import high_end, io_table
     table = io_table(workload, fs)
     predicted, source = model.predict(table)
     known = np.isfinite(table["measured"]).to_numpy()
@@ -176,7 +176,7 @@ def own_io(workload, model, fs, end, seed=None, replay=None):
 def replica(seed, path, model):
     """A what-if replica (a ``batio compare`` workload generator): the workload at ``path`` (written by
     ``batio iomodel apply``) with each job's I/O drawn around its own from ``model``'s held-out errors."""
-    from batio.iomodel import load, read_week
+    from batio.twin.iomodel import load, read_week
     workload, _ = read_week(path)
     fitted = load(model)
     jobs = [job for job in workload["jobs"] if "io_alone_s" in job]

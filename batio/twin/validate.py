@@ -7,10 +7,10 @@ file system's floor, and the high end (the ranks' summed seconds, capped
 by the run time, and lowered until the job, replayed amid the week's
 contention, ends within its recorded run time: ``iophases.within_record``).
 
-An I/O model (``batio.iomodel``) trained on *other* weeks predicts each
+An I/O model (``batio.twin.iomodel``) trained on *other* weeks predicts each
 job's low end; its high end follows as that times the job's ranks, capped
 by the run time. Each end is a scenario: the jobs' profiles get the
-predicted seconds (``batio.iophases``), the ``replay`` policy starts every
+predicted seconds (``batio.twin.iophases``), the ``replay`` policy starts every
 job at its recorded start, and the engine adds contention where jobs meet.
 A job's simulated I/O time is its execution time minus its compute time.
 Jobs killed at their walltime stay in, with their simulated time, and are
@@ -18,7 +18,7 @@ counted; as they are cut short, the model's own predictions are scored
 beside the replay (``MODEL``), unflattered. Reference rows: the jobs of the week that recur within it
 predicting each other (the noise floor a model cannot beat), and one
 bandwidth for every job (the single-bandwidth platform), fitted on the
-training weeks. Statistics: ``batio.accuracy``.
+training weeks. Statistics: ``batio.twin.accuracy``.
 """
 
 import copy
@@ -30,13 +30,14 @@ import re
 import numpy as np
 import pandas as pd
 
-from batio import catalog, engines, iomodel, iophases
-from batio.accuracy import STATS, error_stats, median_fold
+from batio import catalog, engines
 from batio.engines.embedded.routes import bandwidths as platform_bandwidths
 from batio.errors import InputError
 from batio.inputs.spec import RunSpec
-from batio.metrics import read_jobs
 from batio.outfiles import file_set
+from batio.report.metrics import read_jobs
+from batio.twin import iomodel, iophases
+from batio.twin.accuracy import STATS, error_stats, median_fold
 
 log = logging.getLogger(__name__)
 

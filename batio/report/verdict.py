@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from batio.metrics import DEFAULT_BSLD_TAU
-from batio.shown import JUDGED, SHOWN, policy_label, shown_difference
+from batio.report.metrics import DEFAULT_BSLD_TAU
+from batio.report.shown import JUDGED, SHOWN, policy_label, shown_difference
 
 NO_RUN = "no successful run (see Failed runs)"
 FAILED_HEADER = ["run", "workload", "seed", "platform", "engine", "error"]

@@ -28,11 +28,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from batio import metrics
-from batio.html_page import PAGE, Page, closing, inputs, made_by, markdown_html, opening, table
-from batio.plots import host_intervals
-from batio.schedule_data import CLASSES, COLOURS, load_run, time_unit
-from batio.shown import DEGRADED, JUDGED, SCALE, SHOWN, policy_label
+from batio.report import metrics
+from batio.report.html_page import PAGE, Page, closing, inputs, made_by, markdown_html, opening, table
+from batio.report.plots import host_intervals
+from batio.report.schedule_data import CLASSES, COLOURS, load_run, time_unit
+from batio.report.shown import DEGRADED, JUDGED, SCALE, SHOWN, policy_label
 
 # -- charts ----------------------------------------------------------------------------------
 DETAIL_LIMIT = 5000

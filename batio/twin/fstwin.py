@@ -15,10 +15,10 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import pandas as pd
 
-from batio.accuracy import STATS, error_stats, spearman
 from batio.errors import InputError
-from batio.fstwin_read import GIB, MIB, read_runs
 from batio.readings import trace_date, trace_label
+from batio.twin.accuracy import STATS, error_stats, spearman
+from batio.twin.fstwin_read import GIB, MIB, read_runs
 
 log = logging.getLogger(__name__)
 

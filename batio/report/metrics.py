@@ -47,7 +47,7 @@ _DEFINITIONS = """\
   replica, with its 95 % Student t interval over the pairs and the paired t test's p;
   the Wilcoxon signed-rank test's p is given from 6 pairs on (below, it cannot reach 5 %).
   An interval that covers 0 reads "no significant difference". One replica gives no
-  uncertainty estimate at all (see `batio/uncertainty.py`).
+  uncertainty estimate at all (see `batio/report/uncertainty.py`).
 """
 
 

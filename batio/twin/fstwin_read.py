@@ -1,7 +1,7 @@
 """The reader of TOKIO-ABC summaries files: one row per benchmark run, the
 model's view of each usable run, and the rows left out counted by reason.
 
-Design notes: docs/internals.md (batio/fstwin.py).
+Design notes: docs/internals.md (batio/twin/fstwin.py).
 """
 
 from collections import Counter

@@ -9,9 +9,9 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 import numpy as np
 
-from batio import schedule_data
 from batio.outfiles import written
-from batio.schedule_data import COLOURS, time_unit
+from batio.report import schedule_data
+from batio.report.schedule_data import COLOURS, time_unit
 
 DPI = 110
 

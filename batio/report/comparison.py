@@ -3,10 +3,10 @@
     OUT/report/report.md     tables, figures, failed runs, inputs and definitions
     OUT/report/summary.csv   one row per (platform, workload, engine) x policy:
                              metrics averaged over replicas with their 95 % intervals, their
-                             ratios to the baseline and paired differences (batio.uncertainty)
+                             ratios to the baseline and paired differences (batio.report.uncertainty)
     OUT/report/results.csv   one row per run (a copy of OUT/results.csv)
     OUT/report/figures/      PNG figures (one sub-folder per group when there are several)
-    OUT/report/report.html   the same as a page that opens offline (batio.html_report)
+    OUT/report/report.html   the same as a page that opens offline (batio.report.html_report)
 
 ``write_reports`` writes them all; ``write_page`` writes the page of any output folder again.
 
@@ -23,13 +23,14 @@ import shutil
 
 import pandas as pd
 
-from batio import __version__, html_report, plots, uncertainty, verdict
+from batio import __version__
 from batio.errors import InputError
-from batio.metrics import DEFAULT_BSLD_TAU, METRICS, definitions, per_job_values
 from batio.names import slug
 from batio.outfiles import markdown_table, write_text, written
-from batio.output_check import check_results, check_run
-from batio.shown import (
+from batio.report import html_report, plots, uncertainty, verdict
+from batio.report.metrics import DEFAULT_BSLD_TAU, METRICS, definitions, per_job_values
+from batio.report.output_check import check_results, check_run
+from batio.report.shown import (
     DEGRADED,
     HIGHER_IS_BETTER,
     JUDGED,
@@ -37,7 +38,6 @@ from batio.shown import (
     policy_label,
     shown_difference,
     shown_interval,
-    shown_value,  # noqa: F401 (shown_value: report's API, batio.matrix uses it)
 )
 
 GROUP_KEYS = ["platform", "workload", "engine"]
@@ -49,7 +49,7 @@ def summary_table(results, baseline=None):
     """One row per group x policy: runs, replicas, mean of each metric over the successful runs
     with ``METRIC_ci`` (95 % half-width), and when a baseline is given ``METRIC_ratio`` (policy /
     baseline) and the paired difference to it (``METRIC_diff``, ``_diff_ci``, ``_p_t``,
-    ``_p_wilcoxon``, ``_verdict``; see batio.uncertainty)."""
+    ``_p_wilcoxon``, ``_verdict``; see batio.report.uncertainty)."""
     rows = []
     for keys, group in results.groupby(GROUP_KEYS, sort=False, dropna=False):
         for policy, runs in group.groupby("policy", sort=False):
@@ -100,7 +100,7 @@ def _paired(results, row, baseline):
 
 
 def degradation(runs):
-    """Why the runs' policy did not fit its inputs (run anyway, batio.fit), "" when it did."""
+    """Why the runs' policy did not fit its inputs (run anyway, batio.requirements), "" when it did."""
     reasons = runs["degraded"].astype(object).fillna("") if "degraded" in runs else []
     return "; ".join(dict.fromkeys(reason for reason in reasons if reason))
 
@@ -217,7 +217,7 @@ class GroupView:
 class ReportData:
     """A comparison's or a sweep's results (``results.gather``'s table) with their summary, group views,
     ``metrics.per_job_values`` of each successful run by run id, and what both reports open with
-    (batio.verdict): the findings, the parameters, the windows, the failed and the degraded runs."""
+    (batio.report.verdict): the findings, the parameters, the windows, the failed and the degraded runs."""
 
     results: pd.DataFrame
     baseline: str | None
@@ -235,7 +235,7 @@ class ReportData:
 
 def report_data(results, out, baseline=None, made_from=None):
     """The ReportData of ``results`` in the sweep folder ``out``; InputError when a successful run's outputs
-    are incomplete (batio.metrics.check_outputs)."""
+    are incomplete (batio.report.metrics.check_outputs)."""
     out = Path(out)
     summary = summary_table(results, baseline)
     groups = []

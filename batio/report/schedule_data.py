@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batio import metrics
 from batio.engines.embedded import routes
 from batio.errors import BatioError
-from batio.metrics import job_bytes
+from batio.report import metrics
+from batio.report.metrics import job_bytes
 
 # The bytes a job's profile moves, in decades: not per second of its run, which changes with the policy.
 INTENSITY = [("no I/O", 0.0), ("< 1 GB", 1e9), ("1-10 GB", 1e10), ("10-100 GB", 1e11), (">= 100 GB", math.inf)]

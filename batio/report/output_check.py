@@ -14,8 +14,8 @@ import json
 import math
 from pathlib import Path
 
-from batio import metrics
 from batio.errors import InputError, listed
+from batio.report import metrics
 
 JOB_COLUMNS = ("job_id", "workload_name", "submission_time", "requested_number_of_resources", "final_state",
                "starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time", "stretch")

@@ -1,5 +1,5 @@
 """The report page's frame: one HTML file that opens offline, and the sections a comparison's page
-opens with (batio.verdict's findings, parameters, windows, failed and degraded runs)."""
+opens with (batio.report.verdict's findings, parameters, windows, failed and degraded runs)."""
 
 import html
 import logging
@@ -10,8 +10,8 @@ import plotly.io
 from plotly.offline import get_plotlyjs
 
 from batio import __version__
-from batio.shown import DEGRADED
-from batio.verdict import FAILED_HEADER
+from batio.report.shown import DEGRADED
+from batio.report.verdict import FAILED_HEADER
 
 log = logging.getLogger(__name__)
 PAGE = "report.html"
