@@ -7,7 +7,7 @@ It opens offline: plotly.js is inlined, no CDN. It shows, from the output
 files only: the Gantt chart over the storage throughput and its capacity
 (one zoomable time axis), utilisation and queue length per policy,
 per-job (bounded) slowdown and I/O slowdown distributions, the summary
-table (with report.py's intervals and paired differences where replicas
+table (with comparison.py's intervals and paired differences where replicas
 exist), the inputs with their SHA-256, and what could not be shown.
 
 The charts are Plotly figures drawn from ``schedule_data.Run``s. Up to

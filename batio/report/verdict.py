@@ -1,7 +1,7 @@
 """What a comparison found and what shaped it: the block report.md and report.html open with.
 
 The findings are each policy's verdict against the baseline on the judged
-metrics (report.py's paired differences); the parameters are everything that
+metrics (comparison.py's paired differences); the parameters are everything that
 decided them: the bounded slowdown's tau, the replicas (windows with their
 dates), the engine, the I/O slowdown's reference runs and the exact command.
 """
