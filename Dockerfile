@@ -40,7 +40,7 @@ RUN apt-get update -qq \
        python3 python3-venv python3-simgrid ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /batio
-COPY pyproject.toml setup.py README.md /batio/
+COPY pyproject.toml setup.py README.md LICENSE COPYING /batio/
 COPY batio /batio/batio
 COPY schedulers /batio/schedulers
 COPY platforms /batio/platforms

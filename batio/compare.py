@@ -73,6 +73,51 @@ def windows_source(source, windows, count=None, warmup=None, cooldown=None):
                           args=args), count
 
 
+def replicas(workload, source, seeds, windows, window_options):
+    """The workload source of a comparison and its number of replicas (None
+    for one run): the windows of a trace (``windows_source``) or the seeds of
+    a generator, never both."""
+    given = [key for key, value in (window_options or {}).items() if value is not None]
+    if windows is None and given:
+        raise InputError(f"--window-{given[0]}", "applies to the windows of a trace: give --windows LENGTH too")
+    if windows is not None:
+        if seeds is not None:
+            raise InputError("--windows", "windows are the replicas of a trace, seeds those of a generator: "
+                                          "give one of --windows and --seeds")
+        source, seeds = windows_source(source, windows, **(window_options or {}))
+    if seeds is not None:
+        check_seeds(workload, source, seeds)
+    return source, seeds
+
+
+def check_seeds(workload, source, seeds):
+    """Seeds apply to a generator, from 1 to MAX_SEEDS of them."""
+    if source.path:
+        raise InputError("--seeds", f"workload {workload!r} is a file, the same on every run: seeds apply to "
+                                    "workload generators (--workload MODULE:FUNCTION, e.g. "
+                                    "batio.workloads.demo:demo_workload)")
+    if not 1 <= seeds <= MAX_SEEDS:
+        raise InputError("--seeds", f"expected a number of seeds from 1 to {MAX_SEEDS}, got {seeds}")
+
+
+def scheduler_label(name):
+    """A scheduler file is labelled by its name without folder and suffix, as pybatsim names its class."""
+    return Path(name).stem if not is_batsched(name) and (name.endswith(".py") or "/" in name) else name
+
+
+def replica_flags(seeds, windows, window_options):
+    """The command line's flags that give the replicas (``replicas``)."""
+    return (([f"--windows {windows}"] if windows else [f"--seeds {seeds}"] if seeds else [])
+            + [f"--window-{key} {value}" for key, value in (window_options or {}).items() if value is not None])
+
+
+def run_flags(bsld_tau, baseline, engine, io_slowdown, allow_unfit):
+    """The command line's flags that set how runs are made and compared."""
+    return (([f"--bsld-tau {bsld_tau:g}"] if bsld_tau != DEFAULT_BSLD_TAU else [])
+            + ([f"--baseline {baseline}"] if baseline else []) + [f"--engine {engine}"]
+            + ([] if io_slowdown else ["--no-io-slowdown"]) + (["--allow-unfit"] if allow_unfit else []))
+
+
 def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, baseline=None, engine="embedded",
                     io_slowdown=True, run_options=None, windows=None, window_options=None, bsld_tau=DEFAULT_BSLD_TAU,
                     allow_unfit=False):
@@ -82,34 +127,15 @@ def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, b
     options = parse_options_of(options_of, names)
     source = workload_source(workload)
     check_tau(bsld_tau, "--bsld-tau", None)
-    given = [key for key, value in (window_options or {}).items() if value is not None]
-    if windows is None and given:
-        raise InputError(f"--window-{given[0]}", "applies to the windows of a trace: give --windows LENGTH too")
-    if windows is not None:
-        if seeds is not None:
-            raise InputError("--windows", "windows are the replicas of a trace, seeds those of a generator: "
-                                          "give one of --windows and --seeds")
-        source, seeds = windows_source(source, windows, **(window_options or {}))
-    if seeds is not None and source.path:
-        raise InputError("--seeds", f"workload {workload!r} is a file, the same on every run: seeds apply to "
-                                    "workload generators (--workload MODULE:FUNCTION, e.g. "
-                                    "batio.workloads.demo:demo_workload)")
-    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
-        raise InputError("--seeds", f"expected a number of seeds from 1 to {MAX_SEEDS}, got {seeds}")
-    # A scheduler file is labelled by its name without folder and suffix, as pybatsim names its class.
-    labels = {name: Path(name).stem if not is_batsched(name) and (name.endswith(".py") or "/" in name) else name
-              for name in names}
+    source, seeds = replicas(workload, source, seeds, windows, window_options)
+    labels = {name: scheduler_label(name) for name in names}
     if baseline is not None and baseline not in names:
         raise InputError("--baseline", f"{baseline!r} is not one of --schedulers ({', '.join(names)})")
     policies = [Policy(labels[name], name, options.get(name, {})) for name in names]
     command = " ".join([f"batio compare --platform {platform} --workload {workload} --schedulers {','.join(names)}"]
                        + [f"--options-of '{pair}'" for pair in options_of]
-                       + ([f"--windows {windows}"] if windows else [f"--seeds {seeds}"] if seeds else [])
-                       + [f"--window-{key} {value}" for key, value in (window_options or {}).items()
-                          if value is not None]
-                       + ([f"--bsld-tau {bsld_tau:g}"] if bsld_tau != DEFAULT_BSLD_TAU else [])
-                       + ([f"--baseline {baseline}"] if baseline else []) + [f"--engine {engine}"]
-                       + ([] if io_slowdown else ["--no-io-slowdown"]) + (["--allow-unfit"] if allow_unfit else []))
+                       + replica_flags(seeds, windows, window_options)
+                       + run_flags(bsld_tau, baseline, engine, io_slowdown, allow_unfit))
     platform_file = str(Path(catalog.platform_path(platform)).resolve())
     grid = Grid(source="batio compare", made_from=command, platforms=[(Path(platform).stem, platform_file)],
                 workloads=[source], policies=policies, seeds=list(range(1, (seeds or 1) + 1)), engines=[engine],

@@ -1,4 +1,5 @@
-"""Benchmark of the contention model (issue 15): engine wall time with it on and off.
+"""Benchmark of the contention model (throughput lost under contention): engine
+wall time with it on and off.
 
 Workload 2 of paper 000 (workloads/stria_w2.json, 1,550 jobs, 1,520 of them
 writes) under default backfill (`conservative`) on `stria15_lustre_fig4`,

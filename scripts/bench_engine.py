@@ -12,7 +12,7 @@ row runs real Batsim with batsched's ``fcfs_fast`` (C++, the same decisions
 as the greedy scheduler): the fastest any Batsim run of the case gets on this
 machine.
 
-Two cases of real traces (issue 60), when their files are there: the whole
+Two cases of real traces, when their files are there: the whole
 KTH SP2 trace (``--swf``, 28,467 jobs on the README's 100-node platform)
 under batio's ``easy``, in-process against real Batsim driving the same
 scheduler over ZeroMQ; and a Theta week of jobs with I/O (``--theta-week``,

@@ -1,4 +1,4 @@
-"""How large and how fast the HTML report of a big run is (issue 47).
+"""How large and how fast the HTML report of a big run is.
 
 Makes a run of ``--jobs`` jobs (default 100,000) on a 100-host cluster
 with a 10 GB/s file system: 1 to 16 hosts per job, 70 % compute only and

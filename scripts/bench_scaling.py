@@ -1,4 +1,4 @@
-"""Benchmark of how a run's cost grows with its number of jobs (issue 19).
+"""Benchmark of how a run's cost grows with its number of jobs.
 
 One-host delay jobs arriving every 0.05 s for 60 s each, scheduled by a
 batio policy (default ``fcfs``) on the embedded engine, in-process. On the
@@ -6,7 +6,7 @@ default 100 compute hosts the platform is full from the 100th job on,
 whatever the job count, and the queue grows to nearly every job (99,900
 waiting at 100,000 jobs): what changes between counts is the number of
 jobs, not how many run at once. ``--hosts 1098`` is the platform of
-``bench_inputs`` that issue 19 measured on: there the 1,000-job point never
+``bench_inputs`` that the first hardening measured on: there the 1,000-job point never
 fills the platform (about 500 jobs run at once, 1,098 from 1,100 jobs on),
 and each simulated event costs in proportion to the jobs running, in real
 Batsim too (docs/performance.md).

@@ -1,4 +1,4 @@
-"""Seed 002 (CATIOS) issue 6: the poster's comparison from the outputs of
+"""Seed 002 (CATIOS): the poster's comparison from the outputs of
 ``batio sweep scripts/sweeps/catios.yaml``. Simulates nothing.
 
     .venv/bin/python scripts/catios_experiments.py --from-sweep out/sweeps/catios [--results DIR]

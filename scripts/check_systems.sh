@@ -77,11 +77,12 @@ check() {
         cp /etc/resolv.conf "$m/etc/resolv.conf"
         # pip inside uses the CA bundle pip uses here (a TLS-inspecting proxy may sit between this machine and PyPI).
         cp "$(python3 -m pip config get global.cert 2>/dev/null || echo /etc/ssl/certs/ca-certificates.crt)" "$m/etc/host-ca.crt"
-        mkdir -p "$m/work/batio" "$m/work/shared"
-        mount --bind "$run/clone" "$m/work/batio"
-        if [ -d "$shared" ]; then mount --bind "$shared" "$m/work/shared" && mount -o remount,bind,ro "$m/work/shared"; fi
+        # The clone at /batio, as in the image, with ../shared beside it.
+        mkdir -p "$m/batio" "$m/shared"
+        mount --bind "$run/clone" "$m/batio"
+        if [ -d "$shared" ]; then mount --bind "$shared" "$m/shared" && mount -o remount,bind,ro "$m/shared"; fi
         inside() { timeout --kill-after=30 "$limit" chroot "$m" env -i HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca.crt PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-                   bash -c "cd /work/batio && $1"; }
+                   bash -c "cd /batio && $1"; }
         start=$(date +%s); rc=0; inside scripts/demo.sh >"$log-demo.log" 2>&1 || rc=$?
         echo "demo $rc $(( $(date +%s) - start ))" >"$run/result"
         start=$(date +%s); rc=0; inside "scripts/test.sh -q -p no:cacheprovider" >"$log-test.log" 2>&1 || rc=$?

@@ -1,4 +1,4 @@
-"""Issue 15: the papers' headlines with and without throughput loss under contention.
+"""The papers' headlines with and without throughput loss under contention.
 
 Each paper's experiment, on reduced grids, under its platform's fair sharing
 (Batsim's), under the published loss curve of scripts/contention_platforms.py

@@ -1,4 +1,4 @@
-"""Contention-curve variants of the papers' platforms (issue 15), from one published loss curve.
+"""Contention-curve variants of the papers' platforms, from one published loss curve.
 
 Every variant is a bundled platform with a ``batio:contention`` curve on its
 storage link(s): the platform's own no-loss curve times a relative loss

@@ -1,7 +1,7 @@
-"""The fuzz campaign of issues 19 and 48, long: the properties of tests/test_fuzz.py
+"""The fuzz campaign, long: the properties of tests/test_fuzz.py
 (workloads, runs, command lines, scheduler replies) and tests/test_fuzz_inputs.py
 (every input format at its edges: platform XML, workload structure, contention
-curves, SWF and sacct traces) and tests/test_fuzz_records.py (issue 59's real-machine
+curves, SWF and sacct traces) and tests/test_fuzz_records.py (the real-machine
 surfaces: jobsio records and Darshan runs, TOKIO-ABC summaries, a week's recorded
 fields, damaged run folders, numeric options) with many examples and a random (or given) seed,
 instead of CI's few seeded ones.

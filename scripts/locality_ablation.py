@@ -1,5 +1,5 @@
 """Paper 004: batio's locality study against the authors' simulator, and the
-ablation of batio's physical choices (issue 14), from the two ablation sweeps.
+ablation of batio's physical choices, from the two ablation sweeps.
 
     batio sweep scripts/sweeps/locality_ablation_restart.yaml --workers 2
     batio sweep scripts/sweeps/locality_ablation_replay.yaml --workers 2

@@ -1,6 +1,6 @@
 """Fingerprints of the schedules batio's policies make: the behaviour-identity
-guard of restructurings (issue 17: "behaviour unchanged, shown by a test that
-runs each sweep config's smallest grid point on both commits").
+guard of restructurings: behaviour unchanged, shown by a test that runs each
+sweep config's smallest grid point on both commits.
 
 For every config in scripts/sweeps/ its smallest grid point is planned by
 the sweep machinery itself (``batio.sweep.load_config`` and ``plan``): the

@@ -1,4 +1,4 @@
-"""Issue 59: `batio twin` and `validate --benchmarks` refuse TOKIO-ABC numbers no benchmark run
+"""`batio twin` and `validate --benchmarks` refuse TOKIO-ABC numbers no benchmark run
 records, in one line naming the file, the line and the column; `twin` writes its platform under
 --out only, and an interrupted twin leaves the earlier fit whole."""
 

@@ -1,4 +1,4 @@
-"""Issue 59: numeric options are read by batio (one line naming the option, never argparse's usage
+"""Numeric options are read by batio (one line naming the option, never argparse's usage
 block), counts are bounded before anything is written, and --master-host names a host."""
 
 from pathlib import Path

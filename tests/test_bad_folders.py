@@ -1,4 +1,4 @@
-"""Issue 59: `batio report` on a damaged output folder: one line naming the file, never a
+"""`batio report` on a damaged output folder: one line naming the file, never a
 traceback, never a partial run drawn as if whole."""
 
 import csv

@@ -208,7 +208,7 @@ def test_a_scheduler_path_that_is_not_python_is_refused(tmp_path, capsys):
     assert code == 2 and "w.json: a scheduler file is a Python file (.py)" in err and "Traceback" not in err
 
 
-# -- issue 19: the fuzz campaign's cases -------------------------------------------------------
+# -- the first fuzz campaign's cases -----------------------------------------------------------
 MISBEHAVING = TESTS / "schedulers" / "misbehaving.py"
 
 

@@ -1,4 +1,4 @@
-"""Issue 48's input classes: values at the edges, structure and encodings that were
+"""Input classes: values at the edges, structure and encodings that were
 accepted, aborted SimGrid, hung or ended in a traceback. Each is one command over a
 small file, ending in exit 2 and one line naming the file, the element or the field."""
 
@@ -97,7 +97,7 @@ def test_a_near_miss_of_a_property_name_is_a_warning_naming_it(tmp_path, caplog)
 
 @pytest.mark.parametrize("name", ["batio:Contention", "BATIO:CONTENTION_READ", "Role"])
 def test_a_property_name_in_another_case_is_refused(tmp_path, capsys, name):
-    """Issue 59 (left from issue 48): read by no one, the run would go on without the curve it was given."""
+    """Read by no one, the run would go on without the curve it was given."""
     path = platform(tmp_path, link_props=curve("1:1GBps", name))
     line = one_line_error(capsys, run_argv(tmp_path, path))
     assert line.startswith(f"batio: error: {path}, field '{name}': <link id='l'>: property names are matched "
@@ -163,7 +163,7 @@ def test_sacct_imports_refuse_what_cannot_be_read(tmp_path, capsys, text, expect
 
 @pytest.mark.parametrize("job_id", ["\u00b2", "\u00b9\u2070\u00b9", "1\u0661"])
 def test_a_sacct_job_id_of_other_digits_is_refused(tmp_path, capsys, job_id):
-    """Issue 59: '¹⁰¹' reads as job 101 to a person but matches no Darshan log nor job 101."""
+    """'¹⁰¹' reads as job 101 to a person but matches no Darshan log nor job 101."""
     trace = tmp_path / "t.sacct"
     trace.write_text(SACCT_HEADER + sacct_line(job_id))
     line = one_line_error(capsys, ["import", "sacct", str(trace), "--out", str(tmp_path / "w.json")])
@@ -324,7 +324,7 @@ def test_a_cluster_radical_of_billions_of_hosts_is_refused_at_once(tmp_path, cap
 
 @pytest.mark.parametrize("end", ["src", "dst"])
 def test_a_route_naming_no_host_is_one_line(tmp_path, capsys, end):
-    """Issue 59 (left from issue 48): SimGrid's refusal ('does name a node') spans two lines."""
+    """SimGrid's refusal ('does name a node') spans two lines."""
     route = "<route src='ghost' dst='h0'>" if end == "src" else "<route src='h0' dst='ghost'>"
     path = platform(tmp_path, extra=route + "<link_ctn id='l'/></route>")
     line = one_line_error(capsys, run_argv(tmp_path, path))

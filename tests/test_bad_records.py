@@ -1,4 +1,4 @@
-"""Issue 59: the readers of real machine records (jobsio, sacct) refuse numbers that are
+"""The readers of real machine records (jobsio, sacct) refuse numbers that are
 not numbers or not possible, ids and weeks that are no names, in one line naming the
 file, the line and the field; and what `batio import jobsio` writes, `batio run` runs."""
 

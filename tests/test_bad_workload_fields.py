@@ -1,4 +1,4 @@
-"""Issue 59: `batio validate` (and iomodel, which reads weeks the same way) refuses a workload
+"""`batio validate` (and iomodel, which reads weeks the same way) refuses a workload
 whose recorded or measured fields no import writes, and a week that is no name, before
 anything runs or is written; two workloads of one week are refused, not merged."""
 

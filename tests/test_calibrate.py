@@ -82,7 +82,7 @@ def test_calibrate_writes_the_property_and_the_simulated_curve(tmp_path, capsys)
 
 @pytest.mark.parametrize("element, role", [("h0", "''"), ("master_host", "''")])
 def test_a_curve_on_a_host_that_is_not_storage_is_refused(tmp_path, capsys, element, role):
-    """Issue 59 (left from issue 48): `batio run` refuses such a platform, so calibrate must not write it."""
+    """`batio run` refuses such a platform, so calibrate must not write it."""
     path = tmp_path / "measured.csv"
     path.write_text(MEASURED)
     platform = Path(__file__).parent / "data" / "tiny.xml"

@@ -1,4 +1,4 @@
-"""scripts/check_systems.sh's table and exit status (issue 57): pytest's counts, or the step of
+"""scripts/check_systems.sh's table and exit status: pytest's counts, or the step of
 scripts/test.sh that failed, and a non-zero exit when a system's tests fail. Its functions are
 sourced, with logs made here (the check itself needs root, debootstrap and a network)."""
 

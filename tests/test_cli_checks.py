@@ -1,4 +1,4 @@
-"""One set of checks before anything runs, for every way in (issue 57): options an engine
+"""One set of checks before anything runs, for every way in: options an engine
 cannot honour, a used --out, and the hints of a mistyped scheduler or workload."""
 
 import json

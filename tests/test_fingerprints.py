@@ -1,4 +1,4 @@
-"""Behaviour identity across restructurings (issue 17): the schedules of the
+"""Behaviour identity across restructurings: the schedules of the
 sweep configs' smallest grid points, re-run and compared with the
 fingerprints recorded in tests/data/sweep_fingerprints.json (by
 scripts/record_fingerprints.py, on the commit it names). Only the quick

@@ -234,5 +234,5 @@ def test_the_shared_cori_file_reads_with_its_skips():
     runs, skipped = fstwin.read_runs(SHARED / "cori-summaries_2017-02-14-2018-02-15.csv.gz")
     assert len(runs) == 4761
     assert skipped[fstwin_read.SKIPS[0][1]] == 6025 and skipped[fstwin_read.SKIPS[2][1]] == 154
-    # Counters that measured nothing, or less than the run's own bytes (issue 56).
+    # Counters that measured nothing, or less than the run's own bytes.
     assert skipped[fstwin_read.ZERO] == 186 and skipped[fstwin_read.TOO_SMALL] == 106

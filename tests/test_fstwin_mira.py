@@ -1,4 +1,4 @@
-"""Issue 56, item 5: TOKIO-ABC summaries as Mira's come (GPFS byte counters,
+"""TOKIO-ABC summaries as Mira's come (GPFS byte counters,
 zero counters, one process count for every run) and an engine check that has
 nothing to compare. Mira's file is not in ../shared: the files here are made
 with its header's names, the other columns those of Cori's file."""

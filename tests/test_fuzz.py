@@ -1,4 +1,4 @@
-"""Property-based fuzzing of what users and schedulers hand batio (issue 19).
+"""Property-based fuzzing of what users and schedulers hand batio.
 
 Workloads, platforms and scheduler replies are drawn mostly valid with
 nonsense mixed in (NaN, negative and huge numbers, wrong types, CSV-breaking

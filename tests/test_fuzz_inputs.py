@@ -1,4 +1,4 @@
-"""Fuzzing the input formats at their edges (issue 48): platform XML, workload JSON,
+"""Fuzzing the input formats at their edges: platform XML, workload JSON,
 contention curves, SWF and sacct traces.
 
 Each format gets values at the edges (huge, tiny, NaN, infinity, hexadecimal,

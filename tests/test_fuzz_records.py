@@ -1,4 +1,4 @@
-"""Fuzzing the real-machine surfaces of issue 59: jobsio records (and their Darshan runs),
+"""Fuzzing the real-machine surfaces: jobsio records (and their Darshan runs),
 TOKIO-ABC summaries, a week's recorded and measured fields as `batio validate` reads them
 back, a run folder as `batio report` reads it, and the numeric options of the command line.
 

@@ -1,5 +1,5 @@
-"""The I/O-aware policies of paper 000 on jobs that state their own I/O
-(issue 56): a job without history is estimated from its fields
+"""The I/O-aware policies of paper 000 on jobs that state their own I/O:
+a job without history is estimated from its fields
 ``read_bytes``, ``written_bytes`` and ``io_alone_s`` (README.md of
 schedulers/workload_adaptive, "A job's own I/O"), a job with history keeps
 using it, and a binding limit then changes the schedule of jobs that each
@@ -178,7 +178,8 @@ def test_a_binding_limit_changes_the_schedule_of_jobs_with_their_own_io(own_io_r
     # Limit 0.25 GiB/s = 2.68e8 B/s: A (2e8) starts at 0 and C (0) beside it; B (1e8) and D (1e8)
     # would take the sum to 3e8 while A runs, so they wait for A's end: read 1e9 alone at the
     # storage link's 1 GB/s (1 s), delay 8 s, write 1e9 (1 s), about 10 s; then B + D = 2e8 fits.
-    # (Before issue 56 every estimate was 0 here and both limits gave conservative's schedule.)
+    # (Before jobs' own I/O fields were read, every estimate was 0 here and both limits gave
+    # conservative's schedule.)
     expected = {"conservative": {"A": 0, "B": 0, "C": 0, "D": 0}, "huge": {"A": 0, "B": 0, "C": 0, "D": 0},
                 "low": {"A": 0, "B": 10, "C": 0, "D": 10}}
     for name, by_job in expected.items():

@@ -1,4 +1,4 @@
-"""Issue 43: `batio import jobsio` (jobs joined with their Darshan I/O), the replay policy, `batio validate`.
+"""`batio import jobsio` (jobs joined with their Darshan I/O), the replay policy, `batio validate`.
 
 tests/data/jobsio_tiny.csv is hand-written in the columns of the Theta 2022
 records (../shared/data/theta2022/jobs.csv); its values are chosen so that

@@ -1,4 +1,4 @@
-"""A comparison's report.md and report.html (issue 57): the verdict first with every parameter that
+"""A comparison's report.md and report.html: the verdict first with every parameter that
 shaped it, every policy's tests kept when another fails, DEGRADED wherever degraded results appear."""
 
 import contextlib

@@ -46,71 +46,87 @@ operations = st.lists(st.one_of(
 ), max_size=40)
 
 
+class Rounds:
+    """The operations a scheduler makes on a RunningJobsTracker (``incremental``),
+    mirrored in the jobs they leave running; each answers whether the tracker
+    is to be compared with a rebuild now."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.incremental, self.running, self.key = RunningJobsTracker(HOSTS, self.now), {}, 0
+
+    def advance(self, step):
+        # Not asked for yet: jobs may start after the tracker's origin.
+        self.now += step
+        return False
+
+    def start(self, size, age, walltime, estimate):
+        busy = set().union(*(set(job.hosts) for job in self.running.values()))
+        free = [host for host in HOSTS if host not in busy][:size]
+        if not free:
+            return False
+        job = RunningJob(self.key, self.now - age, ProcSet(*free), walltime, estimate)
+        self.incremental.start(job)
+        self.running[self.key], self.key = job, self.key + 1
+        return True
+
+    def end(self, index):
+        if not self.running:
+            return False
+        gone = sorted(self.running)[index % len(self.running)]
+        self.incremental.end(gone)
+        del self.running[gone]
+        return True
+
+    def round(self, sizes, walltime, delayed):
+        """A round starts jobs now on its copy (and may plan one later);
+        the kept tracker takes the copy over or starts them anew."""
+        round_tracker, started = self.incremental.at(self.now), []
+        for size in sizes:
+            slot = round_tracker.earliest_start(size, walltime, latest=self.now)
+            if slot is not None:
+                round_tracker.reserve(self.key, slot, walltime)
+                started.append(RunningJob(self.key, self.now, slot.hosts, walltime))
+                self.key += 1
+        if delayed:
+            slot = round_tracker.earliest_start(len(HOSTS), 1.0)
+            if slot is not None:
+                round_tracker.reserve("planned", slot, 1.0)
+        taken = self.incremental.take_over(round_tracker, started)
+        assert taken == ("planned" not in round_tracker)
+        if not taken:
+            for job in started:
+                self.incremental.start(job)
+        self.running.update((job.key, job) for job in started)
+        return True
+
+    def plan(self, nb_hosts, duration):
+        """A round plans on its copy; the kept tracker must not see it."""
+        round_tracker = self.incremental.at(self.now)
+        slot = round_tracker.earliest_start(nb_hosts, duration)
+        if slot is not None:
+            round_tracker.reserve("planned", slot, duration)
+            round_tracker.release("planned", slot.start + duration / 2)
+        if self.running:
+            some = next(iter(self.running))
+            round_tracker.release(some, self.now + 0.25)
+            round_tracker.cancel(some)
+        return True
+
+
 @settings(max_examples=300, deadline=None)
 @given(operations)
 def test_incremental_tracker_equals_a_rebuild_after_any_starts_and_ends(steps):
-    now = 0.0
-    incremental, running, key = RunningJobsTracker(HOSTS, now), {}, 0
-    kept = incremental.at(now)  # a round's copy kept for later: nothing done since may change it
+    rounds = Rounds()
+    kept = rounds.incremental.at(rounds.now)  # a round's copy kept for later: nothing done since may change it
     kept_state = state(kept)
     for operation, *arguments in steps:
-        if operation == "advance":
-            # Not asked for yet: jobs may start after the tracker's origin.
-            now += arguments[0]
-            continue
-        if operation == "start":
-            size, age, walltime, estimate = arguments
-            busy = set().union(*(set(job.hosts) for job in running.values()))
-            free = [host for host in HOSTS if host not in busy][:size]
-            if not free:
-                continue
-            job = RunningJob(key, now - age, ProcSet(*free), walltime, estimate)
-            incremental.start(job)
-            running[key], key = job, key + 1
-        elif operation == "end":
-            if not running:
-                continue
-            gone = sorted(running)[arguments[0] % len(running)]
-            incremental.end(gone)
-            del running[gone]
-        elif operation == "round":
-            # A round starts jobs now on its copy (and may plan one later);
-            # the kept tracker takes the copy over or starts them anew.
-            sizes, walltime, delayed = arguments
-            round_tracker, started = incremental.at(now), []
-            for size in sizes:
-                slot = round_tracker.earliest_start(size, walltime, latest=now)
-                if slot is not None:
-                    round_tracker.reserve(key, slot, walltime)
-                    started.append(RunningJob(key, now, slot.hosts, walltime))
-                    key += 1
-            if delayed:
-                slot = round_tracker.earliest_start(len(HOSTS), 1.0)
-                if slot is not None:
-                    round_tracker.reserve("planned", slot, 1.0)
-            taken = incremental.take_over(round_tracker, started)
-            assert taken == ("planned" not in round_tracker)
-            if not taken:
-                for job in started:
-                    incremental.start(job)
-            running.update((job.key, job) for job in started)
-        else:
-            # A round plans on its copy; the kept tracker must not see it.
-            nb_hosts, duration = arguments
-            round_tracker = incremental.at(now)
-            slot = round_tracker.earliest_start(nb_hosts, duration)
-            if slot is not None:
-                round_tracker.reserve("planned", slot, duration)
-                round_tracker.release("planned", slot.start + duration / 2)
-            if running:
-                some = next(iter(running))
-                round_tracker.release(some, now + 0.25)
-                round_tracker.cancel(some)
-        assert_same_as_rebuilt(incremental, running, now)
-        assert state(kept) == kept_state
-        if operation == "advance" or len(running) % 2:
-            kept = incremental.at(now)
-            kept_state = state(kept)
+        if getattr(rounds, operation)(*arguments):
+            assert_same_as_rebuilt(rounds.incremental, rounds.running, rounds.now)
+            assert state(kept) == kept_state
+            if len(rounds.running) % 2:  # now and then a newer copy is the one kept
+                kept = rounds.incremental.at(rounds.now)
+                kept_state = state(kept)
 
 
 def test_a_round_s_tracker_is_taken_over_only_while_the_kept_one_is_unchanged():

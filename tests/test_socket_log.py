@@ -1,4 +1,4 @@
-"""Socket mode keeps its scheduler's log (issue 57): the child writes unbuffered, and is given
+"""Socket mode keeps its scheduler's log: the child writes unbuffered, and is given
 time to exit by itself, even where PYTHONUNBUFFERED is unset in batio's environment."""
 
 import time

@@ -1,4 +1,4 @@
-"""The code's structure (issue 17): no import circles in batio (imports inside
+"""The code's structure: no import circles in batio (imports inside
 functions included), a core that knows no paper, policies that never reach
 the engine, and schedulers that log rather than print. Read from the source
 with ``ast``, not by importing it."""

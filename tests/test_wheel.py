@@ -1,9 +1,12 @@
 """The built wheel holds what batio serves: every catalog policy's file, every
-bundled platform and workload, every package of the tree, and a new paper's
-folder with nothing but its own files added (setup.py finds packages; no
-list to forget). Built offline from a copy of the tree, as pip builds it."""
+bundled platform and workload, every package of the tree, the measured
+contention curves the platforms' pages cite (platforms/calibrations/, a data
+folder), the license texts, and a new paper's folder with nothing but its own
+files added (setup.py finds packages; no list to forget). Built offline from
+a copy of the tree, as pip builds it."""
 
 from pathlib import Path
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +36,7 @@ def in_wheel(package, path):
 def wheel(tmp_path_factory):
     """The names in a wheel built from a copy of the tree that has a new paper folder."""
     tree = tmp_path_factory.mktemp("tree")
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md", *PYPROJECT["project"]["license-files"]):
         shutil.copy(ROOT / name, tree / name)
     for folder in FOLDERS.values():
         shutil.copytree(ROOT / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -67,6 +70,23 @@ def test_every_package_of_the_tree_is_in_the_wheel(wheel):
     packages = {in_wheel(package, init.relative_to(ROOT / folder))
                 for package, folder in FOLDERS.items() for init in (ROOT / folder).rglob("__init__.py")}
     assert len(packages) >= 12 and packages - wheel == set()
+
+
+def test_the_calibrations_the_platform_pages_cite_are_in_the_wheel(wheel):
+    folder = ROOT / FOLDERS["batio.platforms"]
+    files = [path.relative_to(folder) for path in (folder / "calibrations").rglob("*") if path.is_file()]
+    cited = {Path(path) for page in folder.glob("*.md")
+             for path in re.findall(r"platforms/(calibrations/[\w./-]+\.csv)", page.read_text())}
+    assert len(files) >= 13 and len(cited) >= 2 and cited <= set(files)
+    assert {in_wheel("batio.platforms", path) for path in files} - wheel == set()
+
+
+def test_the_license_texts_are_in_the_wheel(wheel):
+    names = PYPROJECT["project"]["license-files"]
+    assert PYPROJECT["project"]["license"] == "LGPL-3.0-or-later" and names == ["LICENSE", "COPYING"]
+    assert "GNU LESSER GENERAL PUBLIC LICENSE" in (ROOT / "LICENSE").read_text()
+    assert "GNU GENERAL PUBLIC LICENSE" in (ROOT / "COPYING").read_text()
+    assert {f"batio-{batio.__version__}.dist-info/licenses/{name}" for name in names} - wheel == set()
 
 
 def test_a_new_paper_folder_ships_with_its_files(wheel):

@@ -105,36 +105,58 @@ def check_name(source, name, what, **where):
                                  "Batsim writes unquoted into out_jobs.csv (rename it)", **where)
 
 
+def _non_negative(value):
+    return _is_number(value) and value >= 0
+
+
+def _number_problem(value, profile, profiles):
+    return None if _non_negative(value) else f"must be a number >= 0, got {value!r}"
+
+
+def _positive_problem(value, profile, profiles):
+    return None if _is_number(value) and value > 0 else f"must be a number > 0, got {value!r}"
+
+
+def _count_problem(value, profile, profiles):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        return f"must be an integer >= 1, got {value!r}"
+    return None
+
+
+def _label_problem(value, profile, profiles):
+    return None if isinstance(value, str) and value else f"must be a non-empty string, got {value!r}"
+
+
+def _vector_problem(value, profile, profiles):
+    if not isinstance(value, list) or not value or not all(_non_negative(v) for v in value):
+        return "must be a non-empty list of numbers >= 0"
+    return None
+
+
+def _matrix_problem(value, profile, profiles):
+    """A matrix is of the size of the profile's 'cpu' vector squared."""
+    size = len(profile.get("cpu") or [])
+    if not isinstance(value, list) or len(value) != size * size or not all(_non_negative(v) for v in value):
+        return f"must be a list of {size}x{size} numbers >= 0 (the size of 'cpu' squared)"
+    return None
+
+
+def _names_problem(value, profile, profiles):
+    if not isinstance(value, list) or not value or not all(isinstance(name, str) for name in value):
+        return f"must be a non-empty list of profile names (strings), got {value!r}"
+    missing = [name for name in value if name not in profiles]
+    return f"names unknown profile(s) {missing}" if missing else None
+
+
+# kind (PROFILE_FIELDS) -> the problem of a field's value of that kind in a profile, or None.
+FIELD_PROBLEMS = {"number": _number_problem, "positive": _positive_problem, "count": _count_problem,
+                  "label": _label_problem, "vector": _vector_problem, "matrix": _matrix_problem,
+                  "names": _names_problem}
+
+
 def _check_field(source, profile_name, profile, key, kind, profiles):
-    value = profile.get(key)
-    problem = None
-    if kind == "number":
-        if not _is_number(value) or value < 0:
-            problem = f"must be a number >= 0, got {value!r}"
-    elif kind == "positive":
-        if not _is_number(value) or value <= 0:
-            problem = f"must be a number > 0, got {value!r}"
-    elif kind == "count":
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            problem = f"must be an integer >= 1, got {value!r}"
-    elif kind == "label":
-        if not isinstance(value, str) or not value:
-            problem = f"must be a non-empty string, got {value!r}"
-    elif kind == "vector":
-        if not isinstance(value, list) or not value or not all(_is_number(v) and v >= 0 for v in value):
-            problem = "must be a non-empty list of numbers >= 0"
-    elif kind == "matrix":
-        size = len(profile.get("cpu") or [])
-        if not isinstance(value, list) or len(value) != size * size or \
-                not all(_is_number(v) and v >= 0 for v in value):
-            problem = f"must be a list of {size}x{size} numbers >= 0 (the size of 'cpu' squared)"
-    elif kind == "names":
-        if not isinstance(value, list) or not value or not all(isinstance(name, str) for name in value):
-            problem = f"must be a non-empty list of profile names (strings), got {value!r}"
-        else:
-            missing = [name for name in value if name not in profiles]
-            if missing:
-                problem = f"names unknown profile(s) {missing}"
+    """InputError naming the profile and the field unless ``profile[key]`` is of ``kind``."""
+    problem = FIELD_PROBLEMS[kind](profile.get(key), profile, profiles)
     if problem:
         raise InputError(source, problem, profile=profile_name, field=key)
 

@@ -122,8 +122,8 @@ def storage_capacity(record):
     platform file is gone; it overstates when storage hosts share the link that binds."""
     bandwidths = record.get("storage_bandwidth")
     if not bandwidths:
-        return None, ("no capacity line: out_run.json records no storage_bandwidth (runs of batio's embedded "
-                      "engine since issue 47 do)")
+        return None, ("no capacity line: out_run.json records no storage_bandwidth (runs of batio's "
+                      "embedded engine record it, older ones do not)")
     if any(value is None for value in bandwidths.values()):
         return None, "no capacity line: a storage host has no link that every compute host's route crosses"
     note = None if len(bandwidths) == 1 else "capacity: the sum of the storage hosts' links"

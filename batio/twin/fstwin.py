@@ -1,5 +1,5 @@
 """A file-system twin from TOKIO-ABC: each benchmark run simulated against the
-background traffic measured while it ran (issue 43, item 3).
+background traffic measured while it ran.
 
 Design notes: docs/internals.md.
 """

@@ -201,7 +201,7 @@ class Locality(QueueScheduler):
         self.needs_round = True
 
     def read_job(self, job: Job) -> UserJob:
-        """The job's workload fields, checked (contract of issue 8)."""
+        """The job's workload fields, checked (README.md, "Mechanism", lists them)."""
         fields = job.json_dict
         source = self.bs.workloads.get(job.workload, job.workload)
 

@@ -1,4 +1,4 @@
-"""Replay of a recorded schedule (issue 43): jobs start when the real machine started them."""
+"""Replay of a recorded schedule: jobs start when the real machine started them."""
 
 
 # Jobs start at their recorded start times (batio import jobsio): what `batio validate` runs.

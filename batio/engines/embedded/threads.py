@@ -56,7 +56,7 @@ def no_wakeup_preemption():
     priority and fair share but never preempts on wake-up (the woken thread
     runs when its waker blocks, a moment later): measured on this project's
     2-core machine, delay jobs made 30 to 45 % fewer thread switches and
-    took 25 to 40 % less CPU (docs/performance.md, "Issue 60"). It changes when threads run, never what
+    took 25 to 40 % less CPU (docs/performance.md, on SCHED_BATCH). It changes when threads run, never what
     SimGrid decides. But a woken thread then also waits for any other
     program's running slice on its CPU: only for an engine alone on its CPU
     (``OneCpu``). Needs no privilege; refused, it changes nothing.
