@@ -365,15 +365,15 @@ def test_algorithm_2_lines_7_8_measured_throughput():
         j.allocation = ProcSet(*hosts)
         sched.running[j.id] = (j, start)
     sched.R_now = 7 * GIB     # 3 GiB/s more than the estimates explain
-    tracker = sched.initialize_reservation_tracker(0.0)
+    tracker = sched.reservation_tracker(0.0)
     extra = tracker.reservation(R_NOW_KEY)
     # Reserved over [t_now, max(b_j + L_j)) = [0, max(30, 46)).
     assert (extra.start, extra.end, extra.bandwidth) == (0.0, 46.0, {LUSTRE: 3 * GIB})
     assert len(extra.hosts) == 0
     sched.R_now = 3 * GIB     # below the sum of estimates: nothing added
-    assert R_NOW_KEY not in sched.initialize_reservation_tracker(0.0)
+    assert R_NOW_KEY not in sched.reservation_tracker(0.0)
     sched.R_now = None        # not measured (batio's default)
-    assert R_NOW_KEY not in sched.initialize_reservation_tracker(0.0)
+    assert R_NOW_KEY not in sched.reservation_tracker(0.0)
 
 
 def test_adaptive_hand_computed_round():
