@@ -81,8 +81,8 @@ def round_times(backfill_max, queue_length, rounds, seed):
 def whole_run(policy, count, seed):
     """(scheduler seconds, wall seconds, makespan) of a whole simulated run."""
     scheduler, options = scheduler_file_and_options(policy)
-    with tempfile.TemporaryDirectory() as folder:
-        folder = Path(folder)
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
         (folder / "p.xml").write_text(platform_xml())
         (folder / "w.json").write_text(json.dumps(backfill_workload(count, seed)))
         started = time.perf_counter()

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from conftest import TINY
+from conftest import TINY, found
 import pytest
 from test_cli import three_delay_jobs
 
@@ -73,10 +73,10 @@ def test_pybatsim_bundled_schedulers_keep_the_name_schedulers(monkeypatch):
     monkeypatch.chdir(ROOT)
     launcher.scheduler_class("schedulers/catios/catios.py")
     path, _ = catalog.scheduler_file_and_options("easyBackfill")
-    found = launcher.scheduler_class(path)
+    loaded = launcher.scheduler_class(path)
     # pybatsim's `schedulers`, by name: mypy would take it for the checkout's folder (batio.schedulers).
-    assert found is importlib.import_module("schedulers.easyBackfill").EasyBackfill
-    assert Path(sys.modules["schedulers"].__file__).parent == launcher.pybatsim_schedulers_folder()
+    assert loaded is importlib.import_module("schedulers.easyBackfill").EasyBackfill
+    assert Path(found(sys.modules["schedulers"].__file__)).parent == launcher.pybatsim_schedulers_folder()
     assert "schedulers.catios" not in sys.modules and "schedulers.backfill" not in sys.modules
 
 
