@@ -19,14 +19,17 @@ BROKEN = textwrap.dedent('''\
 
 
     class BrokenProbe(Backfill):
+        REQUIRES = {"storgae": True}
+
         def bandwidth_need(self, job, now: float) -> float:
             return 0.0
 
         def priority_key(self, job) -> tuple:
             return ()
 ''')
-"""Two broken hooks: Backfill.bandwidth_need returns a {resource: rate}
-mapping, Backfill.priority_key also takes ``now``."""
+"""A misspelt requirement (Declared.REQUIRES) and two broken hooks:
+Backfill.bandwidth_need returns a {resource: rate} mapping,
+Backfill.priority_key also takes ``now``."""
 
 FINE = textwrap.dedent('''\
     from collections.abc import Mapping
@@ -35,6 +38,8 @@ FINE = textwrap.dedent('''\
 
 
     class FineProbe(Backfill):
+        REQUIRES = {"storage": True, "io": True}
+
         def bandwidth_need(self, job, now: float) -> Mapping[str, float]:
             return {"io": 1.0}
 
@@ -57,6 +62,8 @@ def test_a_policy_breaking_a_hook_fails_the_type_check_at_its_line(request):
     assert done.returncode == 1, done.stdout + done.stderr
     places = [line.split(": error: ")[0].rsplit(":", 1) for line in errors]   # mypy shortens paths below cwd
     assert [((ROOT / path).resolve(), int(line)) for path, line in places] == [(broken.resolve(), 5),
-                                                                               (broken.resolve(), 8)], done.stdout
-    for error, hook in zip(errors, ("bandwidth_need", "priority_key")):
+                                                                               (broken.resolve(), 7),
+                                                                               (broken.resolve(), 10)], done.stdout
+    assert '"storgae"' in errors[0] and '"Requirements"' in errors[0], errors[0]
+    for error, hook in zip(errors[1:], ("bandwidth_need", "priority_key")):
         assert f'"{hook}"' in error and 'supertype "batio.schedulers.backfill.Backfill"' in error, error

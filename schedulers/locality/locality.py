@@ -81,7 +81,7 @@ class Locality(QueueScheduler):
     @classmethod
     def requirements(cls, settings):
         """A host property given as an option (``cores``, ...) need not be on the hosts."""
-        needs = dict(cls.REQUIRES)
+        needs = cls.REQUIRES.copy()
         needs["host_properties"] = tuple(key for key in needs["host_properties"] if settings[key] is None)
         return needs
 
