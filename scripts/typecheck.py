@@ -64,11 +64,12 @@ def main(args: list[str]) -> int:
         build.build(sources, options, None, show, fscache, sys.stdout, sys.stderr)
     except build.CompileError:
         blocked = True
-    errors, notes, files = util.count_stats(messages)
+    errors, _, files = util.count_stats(messages)
+    color = options.color_output
     if errors or blocked:
-        print(formatter.format_error(errors, files, len(sources), blockers=blocked))
+        print(formatter.format_error(errors, files, len(sources), blockers=blocked, use_color=color))
     else:
-        print(formatter.format_success(len(sources)), f"({time.time() - started:.1f} s)")
+        print(formatter.format_success(len(sources), color), f"({time.time() - started:.1f} s)")
     return 2 if blocked else 1 if errors else 0
 
 
