@@ -4,7 +4,7 @@ naming the policy's file and line. Were the kit ``Any`` again (plain mypy,
 which does not know pyproject.toml's ``package-dir``), the check would pass.
 
 The probes are checked with the kit's packages, not the whole project, on a
-cache of this test's own (kept by pytest between runs): about 25 s cold, a
+cache of this test's own (kept by pytest between runs): about 30 s cold, a
 few seconds warm."""
 
 from pathlib import Path
