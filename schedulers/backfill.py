@@ -167,7 +167,9 @@ class QueueScheduler(Declared, BatsimScheduler):
         self.needs_round = False
         self.last_plan = RoundPlan()
 
-    def schedule(self):
+    def schedule(self) -> RoundPlan | None:
+        """One round: what starts now (a ``RoundPlan``; None for a policy
+        that starts its jobs itself)."""
         raise NotImplementedError
 
     def storage_mapping(self, job: Job) -> dict[str, int]:
@@ -232,31 +234,31 @@ class QueueScheduler(Declared, BatsimScheduler):
         if self.running.pop(job.id, None) is not None and self.running_tracker is not None:
             self.running_tracker.end(job.id)
 
-    def onSimulationBegins(self):
+    def onSimulationBegins(self) -> None:
         self.hosts = ProcSet(*self.bs.compute_resources)
         if self.holds_hosts_only:
             self.running_tracker = RunningJobsTracker(self.hosts, self.bs.time())
 
-    def onJobSubmission(self, job):
+    def onJobSubmission(self, job: Job) -> None:
         if job.requested_resources > len(self.hosts):
             self.bs.reject_jobs([job])
             return
         self.waiting.append(job)
         self.needs_round = True
 
-    def onJobCompletion(self, job):
+    def onJobCompletion(self, job: Job) -> None:
         self.job_left(job)
         self.needs_round = True
 
-    def onJobsKilled(self, jobs):
+    def onJobsKilled(self, jobs: list[Job]) -> None:
         for job in jobs:
             self.job_left(job)
         self.needs_round = True
 
-    def onRequestedCall(self):
+    def onRequestedCall(self) -> None:
         self.needs_round = True
 
-    def onNoMoreEvents(self):
+    def onNoMoreEvents(self) -> None:
         if self.needs_round:
             self.needs_round = False
             self.schedule()
@@ -304,7 +306,7 @@ class Backfill(QueueScheduler):
     """Whether a round ends once BackfillMax reservations are made and no host
     is free (``backfill``'s ``full``); false only for a reference."""
 
-    def onJobSubmission(self, job):
+    def onJobSubmission(self, job: Job) -> None:
         super().onJobSubmission(job)
         if job.requested_resources == 0 and self.waiting and self.waiting[-1] is job:
             self.hostless.add(job.id)

@@ -19,6 +19,7 @@ it is CPU time of the scheduler process), for EASY and conservative.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 import json
 from pathlib import Path
 import tempfile
@@ -51,11 +52,11 @@ QUEUE_LENGTHS = (100, 1_000, 5_000)
 class BandwidthBackfill(Backfill):
     """Backfill reserving each job's ``pfs`` need, as an I/O-aware policy would."""
 
-    def bandwidth_need(self, job, now):
+    def bandwidth_need(self, job: Job, now: float) -> Mapping[str, float]:
         need = job.json_dict.get("pfs", 0.0)
         return {"pfs": need} if need else {}
 
-    def bandwidth_limits(self, now):
+    def bandwidth_limits(self, now: float) -> Mapping[str, float]:
         return {"pfs": BANDWIDTH_LIMIT}
 
 

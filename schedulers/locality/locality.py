@@ -313,7 +313,7 @@ class Locality(QueueScheduler):
 
     # -- one round -------------------------------------------------------------------
 
-    def schedule(self):
+    def schedule(self) -> None:
         began = time.perf_counter()
         now = self.now()
         new_jobs, self.new_jobs = self.new_jobs, []

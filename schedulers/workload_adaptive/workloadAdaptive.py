@@ -9,6 +9,7 @@ from collections.abc import Hashable, Mapping, Sequence
 import math
 from typing import NamedTuple, cast
 
+from batsim.batsim import Job
 import numpy as np
 
 from batio.schedulers.options import Option
@@ -264,7 +265,7 @@ class WorkloadAdaptive(IoAware):
         Q = [self.share(job) for job in self.waiting]
         return R, Q
 
-    def share(self, job, b_j: float | None = None) -> JobShare:
+    def share(self, job: Job, b_j: float | None = None) -> JobShare:
         estimate = self.estimate(job)
         return JobShare(estimate.rate, job.requested_resources, estimate.runtime, b_j)
 
@@ -288,7 +289,7 @@ class WorkloadAdaptive(IoAware):
         return AdaptiveTracker(RT, AT, self.r_star, self.r_zero_mean, self.R_target_adjusted,
                                self.overshoot)
 
-    def bandwidth_need(self, job, now: float) -> Mapping[str, float]:
+    def bandwidth_need(self, job: Job, now: float) -> Mapping[str, float]:
         """What a queued job reserves: r_j in RT (capped, as IoAware) and, for
         a regular job, r_j' in AT (Algorithm 6, eq. 5)."""
         r_j, n_j = self.estimate(job).rate, job.requested_resources
