@@ -50,6 +50,8 @@ def discover(package=BATIO_PACKAGE):
     root = importlib.import_module(package)
     folders = [root] + [importlib.import_module(f"{package}.{found.name}")
                         for found in pkgutil.iter_modules(root.__path__) if found.ispkg]
+    schedulers: dict[str, tuple]
+    inputs_of_name: dict[str, list[str]]
     schedulers, inputs, inputs_of_name = {}, {}, {}
     for folder in folders:
         prefix = folder.__name__.removeprefix(package).lstrip(".").replace(".", "/")
@@ -208,7 +210,7 @@ def _declaring_class(path):
 @functools.cache
 def performers():
     """Job field -> the catalog scheduler files whose policies carry out the work it stands for."""
-    found = {}
+    found: dict[str, list[str]] = {}
     for module in dict.fromkeys(entry[0] for entry in SCHEDULERS.values()):
         scheduler = _declaring_class(str((batio_schedulers_folder() / module).resolve()))
         for key in getattr(scheduler, "PERFORMS", ()):

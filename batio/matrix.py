@@ -140,11 +140,11 @@ def load_matrix(path, small=False):
     items = [_input(entry, index, base, path, jobs) for index, entry in enumerate(inputs)]
     seen = set()
     for index, item in enumerate(items):
-        key = (item.platform[0], item.workload, item.jobs)
-        if key in seen:  # their rows and sections could not be told apart
+        input_key = (item.platform[0], item.workload, item.jobs)
+        if input_key in seen:  # their rows and sections could not be told apart
             raise InputError(path, f"the same input twice: {item.workload} on {item.platform[0]}"
                                    + (f", first {item.jobs} jobs" if item.jobs else ""), field=f"inputs[{index}]")
-        seen.add(key)
+        seen.add(input_key)
     if small:
         schedulers = small_schedulers or schedulers
         if small_jobs:  # --small's job count bounds every input, its own `jobs` included
@@ -301,7 +301,7 @@ def _input_section(item):
     if len(ranked):
         lines += [_ranking_table(ranked, item.metrics), ""]
     if skips:
-        by_reason = {}
+        by_reason: dict[str, list[str]] = {}
         for skip in skips:
             by_reason.setdefault(skip.reason, []).append(skip.policy)
         lines += ["Skipped:", "", markdown_table(
@@ -334,7 +334,7 @@ def _first(ranked):
 
 
 def _most_often_first(contested):
-    counts = {}   # policy -> [inputs where it is first, alone or tied; inputs where it ran]
+    counts: dict[str, list[int]] = {}   # policy -> [inputs where it is first, alone or tied; inputs where it ran]
     for item in contested:
         first = _first(item.ranked)
         for policy in item.ranked["policy"]:

@@ -6,8 +6,10 @@ float would take), finite once scaled, and within the bounds the caller
 states, so that SimGrid is never handed a value it aborts on.
 """
 
+from collections.abc import Callable
 import math
 import re
+from typing import NoReturn
 
 from batio.errors import InputError
 
@@ -36,9 +38,9 @@ MAX_LATENCY = 1e6
 PLAIN = {"": 1.0}  # a bare number, no unit
 
 
-def fails_with(source, prefix="", **where):
+def fails_with(source, prefix="", **where) -> Callable[[str], NoReturn]:
     """A function raising, for a problem, the InputError of ``source`` at ``where``."""
-    def fail(problem):
+    def fail(problem: str) -> NoReturn:
         raise InputError(source, prefix + problem, **where)
     return fail
 
@@ -62,7 +64,7 @@ def _shown(text):
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-def quantity(text, units, fail, *, low=MIN_RATE, high=MAX_RATE, zero=False, what="value"):
+def quantity(text, units, fail: Callable[[str], NoReturn], *, low=MIN_RATE, high=MAX_RATE, zero=False, what="value"):
     """The value of ``text`` in the base unit of ``units``, within [low, high] (or 0 if ``zero``).
 
     ``fail(problem)`` raises the caller's error."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 import math
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
@@ -65,22 +65,40 @@ class RoundPlan:
     reserved: list[tuple[Job, Slot]] = field(default_factory=list)
 
 
-class Capacity(Protocol):
+Need = TypeVar("Need")
+Need_contra = TypeVar("Need_contra", contravariant=True)
+
+
+class Capacity(Protocol[Need_contra]):
     """What ``backfill`` asks of its tracker: ``ReservationTracker``, a
     policy's tracker that adds a resource to it (``AdaptiveTracker``,
     ``HostsAndDemand``), or one whose hosts are nodes shared core by core
-    (the locality policies' ``Placement``); ``need`` is whatever the
-    policy's ``r(j)`` returns."""
+    (the locality policies' ``Placement``). ``Need_contra`` is the type of a
+    job's need, what the policy's ``r(j)`` returns: ``{resource: rate}``
+    for a ``ReservationTracker``, a demand curve for ``HostsAndDemand``..."""
 
-    def earliest_start(self, nb_hosts: int, duration: float, need: Any, after: float,
-                       latest: float | None = None) -> Slot | None: ...
+    def earliest_start(self, nb_hosts: int, duration: float, need: Need_contra, /,
+                       after: float, latest: float | None = None) -> Slot | None:
+        """The earliest slot from ``after`` (no later than ``latest``, if
+        given) where ``nb_hosts`` hosts and ``need`` fit for ``duration``."""
 
-    def reserve(self, key: str, slot: Slot, duration: float, need: Any) -> None: ...
+    def reserve(self, key: str, slot: Slot, duration: float, need: Need_contra, /) -> None:
+        """Book ``slot`` (just returned by ``earliest_start``) for job ``key``."""
 
 
-def backfill(RT: Capacity, Q: Iterable[Job], t_now: float, backfill_max: float,
+class RoundTracker(Capacity[Mapping[str, float]], Protocol):
+    """What ``Backfill``'s round plans on, as its hook
+    ``initialize_reservation_tracker`` returns it: a ``Capacity`` for the
+    needs of its hook ``bandwidth_need``, that counts the hosts free at a
+    time (a ``ReservationTracker``, or a policy's tracker built on one)."""
+
+    def free_host_count(self, at: float) -> int:
+        """How many hosts no reservation holds at ``at``."""
+
+
+def backfill(RT: Capacity[Need], Q: Iterable[Job], t_now: float, backfill_max: float,
              L: Callable[[Job], float],
-             r: Callable[[Job], Any],
+             r: Callable[[Job], Need],
              eligible: Callable[[Job], bool] | None = None,
              on_start: Callable[[Job, ProcSet], None] | None = None,
              first_fit: bool = False, full: Callable[[], bool] | None = None) -> RoundPlan:
@@ -149,21 +167,23 @@ class QueueScheduler(Declared, BatsimScheduler):
         self.needs_round = False
         self.last_plan = RoundPlan()
 
-    def schedule(self):
+    def schedule(self) -> RoundPlan | None:
+        """One round: what starts now (a ``RoundPlan``; None for a policy
+        that starts its jobs itself)."""
         raise NotImplementedError
 
     def storage_mapping(self, job: Job) -> dict[str, int]:
         """EXECUTE_JOB's storage_mapping (see ``batio.schedulers.jobio``)."""
         return job_storage_mapping(job, self.bs)
 
-    def start(self, plan: RoundPlan, now: float, planned_on: ReservationTracker | None = None) -> None:
+    def start(self, plan: RoundPlan, now: float, planned_on: RoundTracker | None = None) -> None:
         """Execute the jobs a round decided to start now. ``planned_on``, the
-        tracker the round planned on (``running_tracker_at``), lets the
-        running jobs' tracker take its bookings of these starts over rather
-        than book them again (``RunningJobsTracker.take_over``)."""
+        tracker the round planned on, lets the running jobs' tracker take its
+        bookings of these starts over rather than book them again, when it is
+        that tracker's ``running_tracker_at`` (``RunningJobsTracker.take_over``)."""
         tracker = self.running_tracker
-        if tracker is not None and planned_on is not None and plan.started and tracker.take_over(
-                planned_on, [as_running(job, hosts, now) for job, hosts in plan.started]):
+        if (tracker is not None and isinstance(planned_on, ReservationTracker) and plan.started
+                and tracker.take_over(planned_on, [as_running(job, hosts, now) for job, hosts in plan.started])):
             for job, hosts in plan.started:
                 self.note_running(job, hosts, now)
         else:
@@ -214,31 +234,31 @@ class QueueScheduler(Declared, BatsimScheduler):
         if self.running.pop(job.id, None) is not None and self.running_tracker is not None:
             self.running_tracker.end(job.id)
 
-    def onSimulationBegins(self):
+    def onSimulationBegins(self) -> None:
         self.hosts = ProcSet(*self.bs.compute_resources)
         if self.holds_hosts_only:
             self.running_tracker = RunningJobsTracker(self.hosts, self.bs.time())
 
-    def onJobSubmission(self, job):
+    def onJobSubmission(self, job: Job) -> None:
         if job.requested_resources > len(self.hosts):
             self.bs.reject_jobs([job])
             return
         self.waiting.append(job)
         self.needs_round = True
 
-    def onJobCompletion(self, job):
+    def onJobCompletion(self, job: Job) -> None:
         self.job_left(job)
         self.needs_round = True
 
-    def onJobsKilled(self, jobs):
+    def onJobsKilled(self, jobs: list[Job]) -> None:
         for job in jobs:
             self.job_left(job)
         self.needs_round = True
 
-    def onRequestedCall(self):
+    def onRequestedCall(self) -> None:
         self.needs_round = True
 
-    def onNoMoreEvents(self):
+    def onNoMoreEvents(self) -> None:
         if self.needs_round:
             self.needs_round = False
             self.schedule()
@@ -275,7 +295,8 @@ class Backfill(QueueScheduler):
         # Unless a policy changes what running jobs hold (this class's hooks:
         # hosts alone, for their walltime), they are kept across rounds.
         self.holds_hosts_only = all(getattr(type(self), hook) is getattr(Backfill, hook) for hook in (
-            "running_jobs", "bandwidth_need", "bandwidth_limits", "initialize_reservation_tracker"))
+            "running_jobs", "bandwidth_need", "bandwidth_limits", "initialize_reservation_tracker",
+            "reservation_tracker"))
 
     def job_left(self, job: Job) -> None:
         super().job_left(job)
@@ -285,7 +306,7 @@ class Backfill(QueueScheduler):
     """Whether a round ends once BackfillMax reservations are made and no host
     is free (``backfill``'s ``full``); false only for a reference."""
 
-    def onJobSubmission(self, job):
+    def onJobSubmission(self, job: Job) -> None:
         super().onJobSubmission(job)
         if job.requested_resources == 0 and self.waiting and self.waiting[-1] is job:
             self.hostless.add(job.id)
@@ -319,8 +340,14 @@ class Backfill(QueueScheduler):
                            bandwidth=self.bandwidth_need(job, now))
                 for job, start in self.running.values()]
 
-    def initialize_reservation_tracker(self, now: float) -> ReservationTracker:
-        """InitializeReservationTracker (Algorithm 1, line 1)."""
+    def initialize_reservation_tracker(self, now: float) -> RoundTracker:
+        """InitializeReservationTracker (Algorithm 1, line 1): what the round
+        plans on; by default ``reservation_tracker``."""
+        return self.reservation_tracker(now)
+
+    def reservation_tracker(self, now: float) -> ReservationTracker:
+        """The hosts and bandwidth limits with what ``running_jobs`` hold,
+        from ``now``: Algorithm 1's tracker, or the base of a policy's own."""
         if self.running_tracker is not None:
             return self.running_tracker_at(now)
         return ReservationTracker.from_running(

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 import json
-from typing import Any
+from typing import Any, ClassVar, TypedDict
 
 from batio.errors import InvalidValue
 
@@ -127,25 +127,38 @@ def _hashable(value: Any) -> bool:
     return True
 
 
+class Requirements(TypedDict, total=False):
+    """What a policy needs of its inputs (``Declared.REQUIRES``); the meaning
+    of each key: ``batio.requirements.REQUIREMENT_KEYS``."""
+
+    storage: bool
+    io: bool
+    storage_property: tuple[str, ...]
+    host_properties: tuple[str, ...]
+    job_fields: tuple[str, ...]
+    single_host_jobs: bool
+    options: tuple[str, ...]
+
+
 class Declared:
     """What a policy says of itself, read by ``batio.requirements`` and ``batio describe``
     before anything runs: a scheduler class lists its paper, needs and options
     here (``QueueScheduler`` and ``Replay`` inherit it)."""
 
-    PAPER = ""
+    PAPER: ClassVar[str] = ""
     """The paper and section the policy implements (``batio describe``)."""
-    REQUIRES: dict[str, Any] = {}
+    REQUIRES: ClassVar[Requirements] = {}
     """What the policy needs of its inputs to do what its paper describes,
     rather than fail or quietly behave as a baseline (keys and their meaning:
     ``batio.requirements.REQUIREMENT_KEYS``); ``batio run``, ``compare``, ``sweep``
     and ``matrix`` refuse an input that lacks one (``batio.requirements``)."""
-    PERFORMS: tuple[str, ...] = ()
+    PERFORMS: ClassVar[tuple[str, ...]] = ()
     """Job fields that stand for work the policy carries out itself (the
     locality policies load each job's ``file``): any other policy would run
     such jobs without that work, so their inputs fit only the performers."""
-    OPTIONS: dict[str, Option] = {}
+    OPTIONS: ClassVar[dict[str, Option]] = {}
     """The options this class adds to its bases' (pybatsim ``-o`` JSON)."""
-    WITHDRAWN_OPTIONS: tuple[str, ...] = ()
+    WITHDRAWN_OPTIONS: ClassVar[tuple[str, ...]] = ()
     """Options of a base class that this policy does not take: they keep
     their default, and the policy sets what they stand for itself."""
 
@@ -167,6 +180,6 @@ class Declared:
                 **parse_options(cls.__name__, taken, options)}
 
     @classmethod
-    def requirements(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+    def requirements(cls, settings: Mapping[str, Any]) -> Requirements:
         """``REQUIRES`` for these settings (a policy whose needs depend on an option overrides it)."""
-        return dict(cls.REQUIRES)
+        return cls.REQUIRES.copy()

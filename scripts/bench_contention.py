@@ -33,11 +33,11 @@ def main():
     parser.add_argument("--reps", type=int, default=1)
     args = parser.parse_args()
     scheduler, options = scheduler_file_and_options("conservative")
-    with tempfile.TemporaryDirectory() as folder:
-        folder = Path(folder)
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
         off = folder / "stria15_lustre_fig4_off.xml"
         off.write_text(re.sub(r'\s*<prop id="batio:contention"[^>]*/>', "", PLATFORM.read_text()))
-        rows = []
+        rows: list[tuple[str, int, float, float, float, int]] = []
         for rep in range(args.reps):
             for name, platform in (("off", off), ("on", PLATFORM)):
                 prefix = folder / f"{name}{rep}" / "out"
@@ -51,7 +51,7 @@ def main():
     for name, rep, wall, cpu, makespan, changes in rows:
         print(f"{name:<6} {rep:>3} {wall:>8.1f} {cpu:>7.1f} {makespan:>11.0f} {changes:>18}")
     for column, what in ((2, "wall time"), (3, "CPU time")):
-        mean = {name: sum(r[column] for r in rows if r[0] == name) / args.reps for name in ("off", "on")}
+        mean = {name: sum(float(r[column]) for r in rows if r[0] == name) / args.reps for name in ("off", "on")}
         print(f"on / off {what}: {mean['on'] / mean['off']:.3f}")
 
 

@@ -171,6 +171,7 @@ def main():
         if not cases:
             parser.error("no case to run")
         for index, case in enumerate(cases):
+            walls: dict[str, list[float]]
             walls, memories, notes = {engine: [] for engine in case.engines}, {}, {}
             for repetition in range(args.repeat):
                 for engine in case.engines:

@@ -37,6 +37,7 @@ HOST_SPEED = 1e9
 def workload(count, nb_hosts=100, seed=1):
     """Jobs of the docstring; profiles are shared (30 compute lengths x 50 write sizes)."""
     rng = np.random.default_rng(seed)
+    profiles: dict
     jobs, profiles, subtime = [], {}, 0.0
     for number in range(1, count + 1):
         subtime += float(rng.exponential(40.0))
@@ -44,7 +45,7 @@ def workload(count, nb_hosts=100, seed=1):
         compute_s = 60 * int(rng.integers(1, 31))
         compute = f"c{compute_s}"
         profiles.setdefault(compute, {"type": "parallel_homogeneous", "cpu": compute_s * HOST_SPEED, "com": 0})
-        alone = compute_s
+        alone: float = compute_s
         if rng.random() < 0.3:
             gigabytes = int(rng.integers(1, 51))
             write, name = f"w{gigabytes}", f"c{compute_s}w{gigabytes}"

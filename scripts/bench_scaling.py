@@ -74,7 +74,7 @@ def main():
     counts = [int(count) for count in args.jobs.split(",")]
     scheduler, options = scheduler_file_and_options(args.scheduler)
     kinds = ["embedded"] + (["batsim"] if args.batsim else [])
-    per_thousand = {engine: [] for engine in kinds}
+    per_thousand: dict[str, list[float]] = {engine: [] for engine in kinds}
     cpu_per_thousand = []
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)

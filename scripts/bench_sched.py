@@ -19,6 +19,7 @@ it is CPU time of the scheduler process), for EASY and conservative.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 import json
 from pathlib import Path
 import tempfile
@@ -51,11 +52,11 @@ QUEUE_LENGTHS = (100, 1_000, 5_000)
 class BandwidthBackfill(Backfill):
     """Backfill reserving each job's ``pfs`` need, as an I/O-aware policy would."""
 
-    def bandwidth_need(self, job, now):
+    def bandwidth_need(self, job: Job, now: float) -> Mapping[str, float]:
         need = job.json_dict.get("pfs", 0.0)
         return {"pfs": need} if need else {}
 
-    def bandwidth_limits(self, now):
+    def bandwidth_limits(self, now: float) -> Mapping[str, float]:
         return {"pfs": BANDWIDTH_LIMIT}
 
 
@@ -81,8 +82,8 @@ def round_times(backfill_max, queue_length, rounds, seed):
 def whole_run(policy, count, seed):
     """(scheduler seconds, wall seconds, makespan) of a whole simulated run."""
     scheduler, options = scheduler_file_and_options(policy)
-    with tempfile.TemporaryDirectory() as folder:
-        folder = Path(folder)
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
         (folder / "p.xml").write_text(platform_xml())
         (folder / "w.json").write_text(json.dumps(backfill_workload(count, seed)))
         started = time.perf_counter()

@@ -35,6 +35,7 @@ import contention_platforms as cp  # noqa: E402
 
 from batio import sweep  # noqa: E402
 from batio.errors import exits_on_error  # noqa: E402
+from batio.inputs.contention import Curve  # noqa: E402
 from batio.outfiles import markdown_table  # noqa: E402
 
 RESULTS = ROOT / "scripts" / "results"
@@ -42,8 +43,9 @@ STRIA_HISTORY = ROOT / "scripts" / "sweeps" / "history-stria15_lustre.json"
 
 # Steepness values per paper. Stria has 15 clients, where Xie's loss is still
 # small (15 % at s = 1), so its sweep goes further.
-STEEPNESS = {"stria": [0, 1, 2, 3.5, 4.5, 5.5, 6], "stria_w2": [0, 1], "periodic": [0, 1, 2],
-             "periodic_exclusive": [0, 1], "catios": [0, 1, 1.5, 2], "equilibrio": [0, 1, 2]}
+STEEPNESS: dict[str, list[float]] = {
+    "stria": [0, 1, 2, 3.5, 4.5, 5.5, 6], "stria_w2": [0, 1], "periodic": [0, 1, 2],
+    "periodic_exclusive": [0, 1], "catios": [0, 1, 1.5, 2], "equilibrio": [0, 1, 2]}
 
 
 def platform_file(out, base, steepness):
@@ -139,11 +141,11 @@ def stria(out, workers):
     rows = []
     for (workload, s), row in makespan.iterrows():
         curve = cp.STRIA_FIG4
-        at15 = cp._linear(curve, 15) * cp.scaled_loss(15, s)
-        peak = max(cp._linear(curve, k) * cp.scaled_loss(k, s) for k in range(1, 16))
+        at15 = Curve(curve)(15) * cp.scaled_loss(15, s)
+        peak = max(Curve(curve)(k) * cp.scaled_loss(k, s) for k in range(1, 16))
         entry = {"workload": workload, "s": s, "loss at 15 jobs %": round(100 * loss_at(s, 15), 1),
                  "GiB/s with 15 writers": round(at15, 2), "peak GiB/s (jobs)": f"{peak:.2f} "
-                 f"({max(range(1, 16), key=lambda k: cp._linear(curve, k) * cp.scaled_loss(k, s))})",
+                 f"({max(range(1, 16), key=lambda k: Curve(curve)(k) * cp.scaled_loss(k, s))})",
                  "default makespan s": round(row["default"])}
         for policy in ("io_aware-15", "adaptive-20"):
             entry[f"{policy} gain %"] = round(100 * (1 - row[policy] / row["default"]), 1)

@@ -44,7 +44,7 @@ def _rows(path):
 def bytes_written(io_rows, begin, end):
     """Bytes written to all storage hosts between begin and end, from out_io.csv rows
     (each row's rate holds from its time until the next row of the same storage)."""
-    by_storage = {}
+    by_storage: dict = {}
     for row in io_rows:
         by_storage.setdefault(row["storage"], []).append((float(row["time"]), float(row["write_bytes_per_s"])))
     total = 0.0
@@ -72,7 +72,7 @@ def rates_from_sweep(folder):
     (workloads labelled ``writers-K``); failed runs are reported and left out."""
     folder = Path(folder)
     ok, _ = read_results(folder, "scripts/sweeps/stria_fig4.yaml")
-    rates = {}
+    rates: dict = {}
     for _, run in ok.iterrows():
         k = int(str(run["workload"]).removeprefix("writers-"))
         by_k = rates.setdefault(Path(run["platform"]).stem, {})

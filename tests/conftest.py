@@ -3,6 +3,7 @@
 import importlib.util
 import json
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 import pytest
@@ -118,3 +119,13 @@ def _register_hypothesis_profiles():
 
 
 _register_hypothesis_profiles()
+
+
+T = TypeVar("T")
+
+
+def found(value: T | None) -> T:
+    """``value``, which the test knows is there (a tracker's slot, a match, a
+    process's pipe...): its None fails the test here, as the type checker asks."""
+    assert value is not None, "nothing found"
+    return value

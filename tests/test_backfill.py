@@ -174,7 +174,7 @@ def test_hooks_of_the_round_for_policies_built_on_it():
     assert round_of([A, B, C, D], 0) == ([], [])
     assert round_of([A, B, C, D], 0, first_fit=True) == (["w0!C"], [])
     assert round_of([A, B, C, D], 0, first_fit=True, eligible=lambda j: j is not C) == (["w0!D"], [])
-    started = []
+    started: list = []
 
     def walk():  # D first (it starts on host 3), then the others in the reverse order
         left = [D, A, B, C]
@@ -196,6 +196,8 @@ def simulate(sched, jobs):
     reservation starts it got, round after round."""
     runtime = {j.id: r for j, r in jobs}
     arrivals = sorted(jobs, key=lambda item: item[0].submit_time)
+    completions: list
+    reservations: dict
     completions, starts, reservations = [], {}, {}  # completions: heap of (time, id, job)
     while arrivals or completions:
         now = min([a[0].submit_time for a in arrivals[:1]] + [c[0] for c in completions[:1]])
@@ -344,7 +346,11 @@ def test_past_backfill_max_a_full_machine_ends_the_round_without_looking_at_the_
     def counting_tracker(now):
         tracker = tracker_at(now)
         earliest_start = tracker.earliest_start
-        tracker.earliest_start = lambda *args, **kwargs: calls.append(args) or earliest_start(*args, **kwargs)
+
+        def counted(*args, **kwargs):
+            calls.append(args)
+            return earliest_start(*args, **kwargs)
+        tracker.earliest_start = counted
         return tracker
 
     sched.running_tracker.at = counting_tracker
@@ -405,7 +411,11 @@ def test_options_are_parsed_once_for_the_whole_class_hierarchy(monkeypatch):
     from batio.schedulers import options
     from batio.schedulers.workload_adaptive.workloadAdaptive import WorkloadAdaptive
     calls = []
-    monkeypatch.setattr(options, "parse_options", lambda *args: calls.append(args) or parse_options(*args))
+
+    def counted(*args):
+        calls.append(args)
+        return parse_options(*args)
+    monkeypatch.setattr(options, "parse_options", counted)
     sched = WorkloadAdaptive({"backfill_max": 1, "limit": 10, "two_group": False})
     assert len(calls) == 1
     assert (sched.backfill_max, sched.R_limit, sched.two_group) == (1, 10 * 2 ** 30, False)

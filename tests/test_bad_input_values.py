@@ -14,7 +14,7 @@ import pytest
 
 from batio.cli import main
 
-JOB = {"nb_res": 1, "jobs": [{"id": "A", "subtime": 0, "walltime": 100, "res": 1, "profile": "d"}],
+JOB: dict = {"nb_res": 1, "jobs": [{"id": "A", "subtime": 0, "walltime": 100, "res": 1, "profile": "d"}],
        "profiles": {"d": {"type": "delay", "delay": 10}}}
 SWF_LINE = "1 0 5 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1\n"
 SACCT_HEADER = "JobID|Submit|Start|End|Elapsed|Timelimit|NNodes|State\n"
@@ -105,7 +105,7 @@ def test_a_property_name_in_another_case_is_refused(tmp_path, capsys, name):
 
 
 def composed_chain(depth, width=1, leaf="d"):
-    profiles = {f"p{i}": {"type": "composed", "seq": [f"p{i + 1}"] * width} for i in range(depth)}
+    profiles: dict[str, dict] = {f"p{i}": {"type": "composed", "seq": [f"p{i + 1}"] * width} for i in range(depth)}
     profiles[f"p{depth}"] = {"type": "delay", "delay": 1}
     return {**JOB, "jobs": [dict(JOB["jobs"][0], profile="p0")], "profiles": profiles}
 

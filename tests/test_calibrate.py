@@ -3,6 +3,7 @@
 from pathlib import Path
 import xml.etree.ElementTree as ET
 
+from conftest import found
 import pandas as pd
 import pytest
 
@@ -56,8 +57,9 @@ def test_a_curve_that_contradicts_the_declared_bandwidth_is_named(tmp_path, decl
 def test_the_property_goes_on_the_named_element(tmp_path):
     text = '<platform>\n  <link id="disk" bandwidth="1GBps"/>\n  <link id="other" bandwidth="1GBps"/>\n</platform>'
     result = ET.fromstring(insert_property(text, "disk", "batio:contention", "1:1GBps", "p.xml"))
-    assert [(p.get("id"), p.get("value")) for p in result.find("link[@id='disk']")] == [("batio:contention", "1:1GBps")]
-    assert list(result.find("link[@id='other']")) == []
+    disk = found(result.find("link[@id='disk']"))
+    assert [(p.get("id"), p.get("value")) for p in disk] == [("batio:contention", "1:1GBps")]
+    assert list(found(result.find("link[@id='other']"))) == []
     with pytest.raises(InputError, match="no <link>, <host> or <cluster> with id 'nope'"):
         insert_property(text, "nope", "batio:contention", "1:1GBps", "p.xml")
 
@@ -75,7 +77,7 @@ def test_calibrate_writes_the_property_and_the_simulated_curve(tmp_path, capsys)
     assert list(table["simulated_GBps"]) == pytest.approx([1.0, 1.8, 3.0, 2.4], rel=0.01)
     assert (out / "calibration.png").stat().st_size > 0
     calibrated = ET.parse(out / "cluster16_pfs_calibrated.xml").getroot()
-    props = {p.get("id"): p.get("value") for p in calibrated.find(".//cluster[@id='storage']")}
+    props = {p.get("id"): p.get("value") for p in found(calibrated.find(".//cluster[@id='storage']"))}
     assert props["batio:contention"] == "1:1GBps 2:1.8GBps 4:3GBps 8:2.4GBps"
     assert "property: <prop" in capsys.readouterr().out
 

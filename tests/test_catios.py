@@ -87,6 +87,7 @@ def brute_force_fits(profiles, demand, t0, bandwidth):
 
 def test_fits_agrees_with_brute_force_and_admitted_load_never_exceeds_B():
     rng = np.random.default_rng(2)
+    admitted: list
     load, admitted = DemandLoad(capacity=8), []
     now = 0
     for step in range(300):

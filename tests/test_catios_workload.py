@@ -140,7 +140,7 @@ def test_generated_jobs_carry_valid_demand_command_and_profile():
 
 def test_one_run_of_each_family_alone_lasts_its_demand_length(simulate_workload):
     work = catios.catios_workload(seed=1, nb_jobs=60)
-    firsts = {}
+    firsts: dict = {}
     for job in work["jobs"]:
         firsts.setdefault(job["family"], job)
     jobs, start = [], 0.0

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+from conftest import found
 import pytest
 import yaml
 
@@ -218,7 +219,11 @@ def test_a_used_out_is_refused_by_the_batsim_service_alone(tmp_path, capsys, mon
     assert main(["batsim"], environ={"OUT": str(out)}) == 2
     assert capsys.readouterr().err == expected
     served = []
-    monkeypatch.setattr("batio.compose.serve", lambda spec, port: served.append(port) or 0)
+
+    def serve(spec, port):
+        served.append(port)
+        return 0
+    monkeypatch.setattr("batio.compose.serve", serve)
     assert main(["scheduler"], environ={"OUT": str(out), "PORT": "28123"}) == 0
     assert served == ["28123"] and [file.name for file in out.iterdir()] == ["out_jobs.csv"]
 
@@ -282,7 +287,7 @@ def both_services(environ, batsim_first_s=0.0):
         batsim.wait(batsim_first_s)
     except subprocess.TimeoutExpired:
         pass
-    assert batsim.returncode is None, batsim.stdout.read()
+    assert batsim.returncode is None, found(batsim.stdout).read()
     scheduler = subprocess.run([sys.executable, "-m", "batio.compose", "scheduler"], env=environ, timeout=300,
                                capture_output=True, text=True)
     # Compose stops every service when one exits: the scheduler outlives the batsim service's page.

@@ -49,7 +49,7 @@ def _docker_api_answers():
 def compose_tools():
     """Compose tools whose engine has the image: (name, command prefix, environment)."""
     image = image_name()
-    tools = []
+    tools: list[tuple[str, list[str], dict]] = []
     if shutil.which("podman") and _works(["podman", "image", "exists", image]) and shutil.which("podman-compose"):
         tools.append(("podman-compose", ["podman-compose"], {}))
     if shutil.which("docker") and _docker_api_answers():

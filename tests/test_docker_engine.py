@@ -93,6 +93,7 @@ class FakeDocker:
     def __init__(self, code):
         self.code = code
         self.started = []
+        self.container: SimpleNamespace  # the last one run
         self.images = SimpleNamespace(get=lambda image: None)
         self.containers = SimpleNamespace(run=self.run)
 

@@ -9,7 +9,7 @@ import re
 import sys
 from types import SimpleNamespace
 
-from conftest import workload
+from conftest import found, workload
 import pytest
 
 from batio.engines.embedded.run import check_simgrid, run_here
@@ -25,7 +25,7 @@ PROFILES = {
 
 
 def test_inprocess_and_socket_outputs_are_identical(simulate_workload):
-    jobs = [{"id": i, "subtime": 2 * i, "walltime": 200 if i != 3 else 50, "res": 1 + i % 3,
+    jobs: list[dict] = [{"id": i, "subtime": 2 * i, "walltime": 200 if i != 3 else 50, "res": 1 + i % 3,
              "profile": "cw" if i % 2 else "d"} for i in range(8)]
     plan = {}
     next_host = 0
@@ -51,7 +51,7 @@ def test_the_run_record_names_the_simgrid_build_that_ran_it(simulate_workload):
     work = workload([{"id": "1", "subtime": 0, "walltime": 100, "res": 1, "profile": "d"}], PROFILES)
     run = simulate_workload(work, options={"execute": {"w0!1": {"alloc": "0", "at": 0}}})
     record = json.loads(Path(f"{run.prefix}_run.json").read_text())
-    assert record["simgrid_module"] == importlib.util.find_spec("simgrid").origin
+    assert record["simgrid_module"] == found(importlib.util.find_spec("simgrid")).origin
     assert re.fullmatch(r"\d+\.\d+(\.\d+)?", record["simgrid_version"])
 
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from conftest import workload
+from conftest import found, workload
 import pytest
 
 PR_FUTEX_HASH, GET_SLOTS = 78, 2
@@ -137,7 +137,7 @@ def _holder(tmp_path, contended_share=float("inf")):
     chroot's blocker let go of CPU 0 and the next holder took it.)"""
     process = subprocess.Popen([sys.executable, "-c", HOLDER, str(contended_share)], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
-    cpu, main, born, batch = json.loads(process.stdout.readline())
+    cpu, main, born, batch = json.loads(found(process.stdout).readline())
     assert batch == [cpu is not None] * 2  # SCHED_BATCH while bound, for the threads started after too
     return process, cpu, main, born
 

@@ -197,14 +197,16 @@ DATES = st.sampled_from([0, 0, 0.5, 2, -5, math.nan, math.inf, 1e9])
 def events(draw):
     kind = draw(EVENT_TYPES)
     data = {"job": "submitted"} if not rarely(draw, 10) else {"job_id": draw(st.sampled_from(["w0!zz", 3, ""]))}
-    extra = {"EXECUTE_JOB": {"alloc": st.sampled_from(["0", "0", "0-1", "1", "5", "", "x", "3-2"]),
-                             "storage_mapping": st.sampled_from([{"pfs": 2}, {"pfs": 0}, {"other": 2}, {}])},
-             "CALL_ME_LATER": {"timestamp": st.one_of(DATES, NUMBERS)},
-             "KILL_JOB": {"job_ids": st.sampled_from([[], ["w0!zz"], [3]])},
-             "CHANGE_JOB_STATE": {"job_state": st.sampled_from(["RUNNING", "REJECTED", "COMPLETED_SUCCESSFULLY",
-                                                                "COMPLETED_KILLED", "BOGUS"])},
-             "SET_JOB_METADATA": {"metadata": st.sampled_from(["ok", 'a"b', "a,b"])},
-             "NOTIFY": {"type": st.sampled_from(["registration_finished", "bogus"])}}.get(kind, {})
+    extras: dict[str, dict] = {
+        "EXECUTE_JOB": {"alloc": st.sampled_from(["0", "0", "0-1", "1", "5", "", "x", "3-2"]),
+                        "storage_mapping": st.sampled_from([{"pfs": 2}, {"pfs": 0}, {"other": 2}, {}])},
+        "CALL_ME_LATER": {"timestamp": st.one_of(DATES, NUMBERS)},
+        "KILL_JOB": {"job_ids": st.sampled_from([[], ["w0!zz"], [3]])},
+        "CHANGE_JOB_STATE": {"job_state": st.sampled_from(["RUNNING", "REJECTED", "COMPLETED_SUCCESSFULLY",
+                                                           "COMPLETED_KILLED", "BOGUS"])},
+        "SET_JOB_METADATA": {"metadata": st.sampled_from(["ok", 'a"b', "a,b"])},
+        "NOTIFY": {"type": st.sampled_from(["registration_finished", "bogus"])}}
+    extra = extras.get(kind, {})
     for key, values in extra.items():
         if not rarely(draw, 6):
             data[key] = draw(values)

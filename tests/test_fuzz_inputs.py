@@ -148,7 +148,7 @@ def workload_structures(draw):
     cycle = draw(st.booleans()) and draw(st.booleans())
     repeat = draw(st.one_of(st.sampled_from([1, 2, 1000, 10 ** 9, 10 ** 18, 2 ** 63, 0, -1, 1.5, True, "2", None]),
                             st.integers(1, 5)))
-    profiles = {f"p{i}": {"type": "composed", "seq": [f"p{i + 1}"] * width} for i in range(depth)}
+    profiles: dict[str, dict] = {f"p{i}": {"type": "composed", "seq": [f"p{i + 1}"] * width} for i in range(depth)}
     profiles[f"p{depth}"] = ({"type": "composed", "seq": ["p0"]} if cycle else {"type": "delay", "delay": 1})
     profiles["p0"]["repeat"] = repeat
     if draw(mostly(st.just(False), st.just(True), odds=5)):

@@ -174,10 +174,10 @@ def test_authors_code_reads_each_jobs_delay_and_names_a_job_without_a_profile():
 
     def user_job(profile_name, profile):
         return SimpleNamespace(id="w0!7", job=SimpleNamespace(profile=profile_name, profile_dict=profile))
-    assert AuthorsCode.run_time(None, user_job("delay12", {"type": "delay", "delay": 12})) == 12
-    assert AuthorsCode.run_time(None, user_job("io", {"type": "parallel_homogeneous_pfs"})) == math.inf
+    assert AuthorsCode.run_time(user_job("delay12", {"type": "delay", "delay": 12})) == 12
+    assert AuthorsCode.run_time(user_job("io", {"type": "parallel_homogeneous_pfs"})) == math.inf
     with pytest.raises(SchedulerError, match=r"job w0!7: .* no profile 'delay12'"):
-        AuthorsCode.run_time(None, user_job("delay12", {}))
+        AuthorsCode.run_time(user_job("delay12", {}))
 
 
 def test_the_authors_load_time_is_truncated_in_single_precision():
@@ -295,6 +295,7 @@ def test_backfilling_never_delays_an_earlier_reservation(running, jobs):
         if (ledger.held[node] == -math.inf).sum() >= cores and end > now:
             ledger.start(f"r{i}", node, cores, float(end))
     profile = plan_cores(ledger, now, backfill=True)
+    reservations: list
     held, reservations = ledger.held.copy(), []
     for cores, walltime in jobs:
         t_k = profile.earliest(cores, walltime)
@@ -371,7 +372,7 @@ def random_state(rng, nb_nodes=6):
         if case == LoadCase.NOT_IN_MEMORY and rng.random() < 0.7:
             memory.load_finished(node, file)
         ledger.start(f"r{i}", node, cores, end)
-    queue = []
+    queue: list = []
     for _ in range(rng.choice([0, 0, 1, 3])):   # category -2 jobs, pinned to their history node, come first
         cores, file = rng.randint(1, CORES), rng.choice(files)
         queue.append(UserJob(Job(f"w0!{len(queue)}", len(queue), 0, 1, "p", {}), cores=cores,
@@ -655,12 +656,12 @@ def test_eviction_penalty_node_by_node_equals_the_vector_way(retain_cached, monk
         for job in queue:   # planned copies beside the real ones
             node, t_k = rng.randrange(len(nodes)), now + rng.choice([0.0, 12.5, 200.0])
             files.record(node, job.file, job.size, t_k, t_k + 10.0, t_k + job.walltime)
-            t_k = np.array([rng.choice([now, now + 7.25, now + 180.0, math.inf]) for _ in nodes])
-            reachable = nodes[t_k < math.inf]
+            t_ks = np.array([rng.choice([now, now + 7.25, now + 180.0, math.inf]) for _ in nodes])
+            reachable = nodes[t_ks < math.inf]
             file, size = rng.choice(["f0", "f3", "new"]), rng.choice([1000.0, 3000.0])
-            node_by_node = files.eviction_penalty(file, size, t_k, reachable)
+            node_by_node = files.eviction_penalty(file, size, t_ks, reachable)
             monkeypatch.setattr(fileplan, "FEW_NODES", 0)
-            at_once = files.eviction_penalty(file, size, t_k, reachable)
+            at_once = files.eviction_penalty(file, size, t_ks, reachable)
             monkeypatch.undo()
             np.testing.assert_array_equal(node_by_node, at_once)
             compared += int((at_once > 0).sum())
@@ -958,7 +959,7 @@ def test_each_deadline_is_called_at_its_time_and_only_the_nearest_are_asked_ahea
     clock[0] = 50.0
     deadlines.add("f", 60.0)     # nearer than every call pending
     assert asked[-1] == (50.0, 60.0)
-    called = {}
+    called: dict = {}
     while len(asked) > len(called):
         date = min(date for _, date in asked if date not in called)
         clock[0] = date + 1e-6   # a call comes a message latency after its date

@@ -13,7 +13,7 @@ BANDWIDTH = 1e8  # bytes/s: a 6.4 GB file loads in 64 s
 
 
 def _row(job_id, workload, subtime, start, finish, metadata):
-    row = dict.fromkeys(JOBS_COLUMNS, 0)
+    row: dict = dict.fromkeys(JOBS_COLUMNS, 0)
     row.update(job_id=job_id, workload_name=workload, submission_time=subtime,
                starting_time=start, finish_time=finish, final_state="COMPLETED_SUCCESSFULLY", metadata=metadata)
     return row

@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 
+from conftest import found
 import numpy as np
 import pytest
 
@@ -58,10 +59,10 @@ def test_closest_processor_count_among_equally_similar_jobs():
     history = [job(1, "lmp -in in.lj", 4), job(2, "lmp -in in.lj", 64), job(3, "lmp -in in.lj", 16),
                job(4, "ior -w -b 1g", 20)]
     matcher = semantic(history)
-    assert matcher.match("lmp -in in.lj", 20).job_id == "3"   # |16-20| = 4 < 16, 44; ior is 0-similar
-    assert matcher.match("lmp -in in.lj", 48).job_id == "2"
-    assert matcher.match("lmp -in in.lj", 1).job_id == "1"
-    assert matcher.match("ior -r -b 4g", 4).job_id == "4"      # the only ior job, whatever its scale
+    assert found(matcher.match("lmp -in in.lj", 20)).job_id == "3"   # |16-20| = 4 < 16, 44; ior is 0-similar
+    assert found(matcher.match("lmp -in in.lj", 48)).job_id == "2"
+    assert found(matcher.match("lmp -in in.lj", 1)).job_id == "1"
+    assert found(matcher.match("ior -r -b 4g", 4)).job_id == "4"      # the only ior job, whatever its scale
 
 
 def test_scale_beats_similarity_within_top_k_and_ties_go_to_similarity_then_recency():
@@ -69,11 +70,11 @@ def test_scale_beats_similarity_within_top_k_and_ties_go_to_similarity_then_rece
                job(3, "lmp -in in.lj variant", 12, subtime=20), job(4, "lmp -in in.lj variant", 12, subtime=30)]
     matcher = semantic(history)
     # The variant (cosine 0.8) ran at 32 nodes, the exact command at 4: scale wins.
-    assert matcher.match("lmp -in in.lj", 30).job_id == "2"
+    assert found(matcher.match("lmp -in in.lj", 30)).job_id == "2"
     # 12 and 4 are both 4 away from 8: the more similar command wins...
-    assert matcher.match("lmp -in in.lj", 8).job_id == "1"
+    assert found(matcher.match("lmp -in in.lj", 8)).job_id == "1"
     # ...and between two equally similar jobs at the same scale, the more recent.
-    assert matcher.match("lmp -in in.lj variant", 12).job_id == "4"
+    assert found(matcher.match("lmp -in in.lj variant", 12)).job_id == "4"
 
 
 def test_top_k_and_floor_bound_which_commands_compete():
@@ -106,8 +107,8 @@ def test_auto_falls_back_to_exact_commands_with_one_notice(without_extra, caplog
         matcher = CommandMatcher(history, "auto")
         assert matcher.backend == "exact"
         # Whitespace aside, the command must be the same.
-        assert matcher.match("ior -w   -b 1g", 6).job_id == "1"
-        assert matcher.match(" ior -w -b 1g ", 20).job_id == "2"
+        assert found(matcher.match("ior -w   -b 1g", 6)).job_id == "1"
+        assert found(matcher.match(" ior -w -b 1g ", 20)).job_id == "2"
         assert matcher.match("ior -w -b 4g", 8) is None
     notices = [record.getMessage() for record in caplog.records]
     assert len(notices) == 1
@@ -123,7 +124,7 @@ def test_minilm_without_the_extra_says_how_to_install_it(without_extra):
 def test_exact_backend_never_embeds():
     counting = CountingEmbedder()
     matcher = CommandMatcher([job(1, "ior -w", 4)], "exact", embedder=counting.embedder)
-    assert matcher.match("ior -w", 4).job_id == "1" and matcher.match("ior -r", 4) is None
+    assert found(matcher.match("ior -w", 4)).job_id == "1" and matcher.match("ior -r", 4) is None
     assert counting.calls == []
 
 
@@ -141,16 +142,16 @@ def test_embeddings_computed_once_and_kept_on_disk(tmp_path, monkeypatch):
     path = history_file(tmp_path, [("lmp -in in.lj", 4), ("lmp -in in.lj", 16), ("ior -w", 8)])
     first = CountingEmbedder()
     matcher = CommandMatcher.from_workload(path, "minilm", embedder=first.embedder)
-    assert matcher.predict("lmp -in in.lj variant", 16).tolist() == [200.0] * 4
-    assert matcher.match("lmp -in in.lj variant", 4).job_id == "1"
-    assert matcher.match("ior -w", 8).job_id == "3"              # a historical command: already embedded
+    assert found(matcher.predict("lmp -in in.lj variant", 16)).tolist() == [200.0] * 4
+    assert found(matcher.match("lmp -in in.lj variant", 4)).job_id == "1"
+    assert found(matcher.match("ior -w", 8)).job_id == "3"              # a historical command: already embedded
     # Once for the history (each distinct command once), once for the new command.
     assert first.calls == [["lmp -in in.lj", "ior -w"], ["lmp -in in.lj variant"]]
     assert len(list((tmp_path / "cache" / "embeddings").glob("*.npz"))) == 1
 
     second = CountingEmbedder()
     again = CommandMatcher.from_workload(path, "minilm", embedder=second.embedder)
-    assert again.match("lmp -in in.lj", 15).job_id == "2"
+    assert found(again.match("lmp -in in.lj", 15)).job_id == "2"
     assert second.calls == []                                    # the history's vectors came from disk
 
     kept = next((tmp_path / "cache" / "embeddings").glob("*.npz"))
@@ -230,5 +231,5 @@ def test_real_model_ranks_variants_of_one_application_together():
     assert cosine[0, 1] > max(cosine[0, 2], cosine[0, 3], cosine[1, 2], cosine[1, 3])
     history = [HistoryJob(str(i), command, 8, np.full(2, float(i))) for i, command in enumerate(commands)]
     matcher = CommandMatcher(history, "minilm")
-    match = matcher.match("aprun -n 256 -N 32 ./wrf.exe namelist.input.great_plains_3km_2012-05-02", 8)
+    match = found(matcher.match("aprun -n 256 -N 32 ./wrf.exe namelist.input.great_plains_3km_2012-05-02", 8))
     assert match.job_id in {"0", "1"}

@@ -266,7 +266,7 @@ def test_every_shipped_job_fits_a_node_and_has_the_papers_file_size(shipped):
         assert ("history_node" in job) == (job["category"] == -2)
         if job["category"] == -2:
             assert 0 <= job["history_node"] < NB_NODES
-    sizes = {}
+    sizes: dict = {}
     for job in shipped["jobs"]:
         assert sizes.setdefault(job["file"], job["file_bytes"]) == job["file_bytes"]
 

@@ -6,6 +6,7 @@ breakpoint nothing changes any more.
 """
 import math
 
+from conftest import found
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
@@ -213,18 +214,18 @@ def test_counts_can_fit_where_no_fixed_hosts_do():
     tracker.reserve("a", Slot(5, ProcSet(0)), 5)
     tracker.reserve("b", Slot(0, ProcSet(1)), 5)
     tracker.reserve("c", Slot(10, ProcSet(1)), 10)
-    start, hosts = tracker.earliest_start(1, 10)
+    start, hosts = found(tracker.earliest_start(1, 10))
     assert (start, hosts) == (10.0, ProcSet(0))
-    start, hosts = tracker.earliest_start(1, 5)
+    start, hosts = found(tracker.earliest_start(1, 5))
     assert (start, hosts) == (0.0, ProcSet(0))
 
 
 def test_bandwidth_delays_a_start_until_it_fits():
     tracker = ReservationTracker(ProcSet((0, 3)), {"io": 10.0})
-    tracker.reserve("writer", tracker.earliest_start(1, 100, {"io": 7.0}), 100, {"io": 7.0})
-    slot = tracker.earliest_start(1, 10, {"io": 4.0})
+    tracker.reserve("writer", found(tracker.earliest_start(1, 100, {"io": 7.0})), 100, {"io": 7.0})
+    slot = found(tracker.earliest_start(1, 10, {"io": 4.0}))
     assert (slot.start, slot.hosts) == (100.0, ProcSet(0))
-    slot = tracker.earliest_start(1, 10, {"io": 3.0})  # exactly at the limit fits
+    slot = found(tracker.earliest_start(1, 10, {"io": 3.0}))  # exactly at the limit fits
     assert (slot.start, slot.hosts) == (0.0, ProcSet(1))
 
 
@@ -232,7 +233,7 @@ def test_rounding_does_not_refuse_an_exact_fill():
     tracker = ReservationTracker(ProcSet(0), {"io": 0.3})
     tracker.reserve("a", Slot(0, ProcSet()), 10, {"io": 0.1})
     tracker.reserve("b", Slot(0, ProcSet()), 10, {"io": 0.2})  # 0.1 + 0.2 > 0.3 in floats
-    assert tracker.earliest_start(0, 1, {"io": 0.01}).start == 10.0
+    assert found(tracker.earliest_start(0, 1, {"io": 0.01})).start == 10.0
 
 
 def test_free_hosts_over_a_window():
@@ -247,9 +248,9 @@ def test_free_hosts_over_a_window():
 def test_infinite_reservation_blocks_forever():
     tracker = ReservationTracker(ProcSet((0, 1)))
     tracker.reserve("forever", Slot(5, ProcSet(0)), math.inf)
-    assert tracker.earliest_start(2, 1).start == 0.0
+    assert found(tracker.earliest_start(2, 1)).start == 0.0
     assert tracker.earliest_start(2, 10) is None
-    assert tracker.earliest_start(1, math.inf).hosts == ProcSet(1)
+    assert found(tracker.earliest_start(1, math.inf)).hosts == ProcSet(1)
     assert tracker.free_host_count(1e12) == 1
 
 
@@ -257,17 +258,17 @@ def test_latest_gives_up_after_it():
     tracker = ReservationTracker(ProcSet(0))
     tracker.reserve("a", Slot(0, ProcSet(0)), 10)
     assert tracker.earliest_start(1, 5, latest=9.0) is None
-    assert tracker.earliest_start(1, 5, latest=10.0).start == 10.0
+    assert found(tracker.earliest_start(1, 5, latest=10.0)).start == 10.0
 
 
 def test_a_release_lets_the_same_request_start_earlier():
     tracker = ReservationTracker(ProcSet(0))
     tracker.reserve("a", Slot(0, ProcSet(0)), 10)
-    assert tracker.earliest_start(1, 5).start == 10.0
+    assert found(tracker.earliest_start(1, 5)).start == 10.0
     tracker.release("a", 2)
-    assert tracker.earliest_start(1, 5).start == 2.0
+    assert found(tracker.earliest_start(1, 5)).start == 2.0
     tracker.cancel("a")
-    assert tracker.earliest_start(1, 5).start == 0.0
+    assert found(tracker.earliest_start(1, 5)).start == 0.0
 
 
 def test_release_and_cancel():
@@ -276,7 +277,7 @@ def test_release_and_cancel():
     tracker.reserve("b", Slot(100, ProcSet(0)), 50)
     tracker.release("a", 30)  # ended early
     assert tracker.reservation("a").end == 30.0
-    assert tracker.earliest_start(2, 70).start == 30.0
+    assert found(tracker.earliest_start(2, 70)).start == 30.0
     tracker.release("a", 40)  # later than its end: nothing to do
     assert tracker.reservation("a").end == 30.0
     tracker.release("b", 100)  # at its start: gone
@@ -323,14 +324,14 @@ def test_running_jobs_hold_until_estimate_then_walltime_then_grace():
     ends = {key: r.end for key, r in tracker.reservations().items()}
     assert ends == {"on-estimate": 110.0, "past-estimate": 130.0,
                     "past-walltime": now + OVERRUN_GRACE, "no-walltime": math.inf}
-    assert tracker.earliest_start(1, 1).start == now + OVERRUN_GRACE
+    assert found(tracker.earliest_start(1, 1)).start == now + OVERRUN_GRACE
 
 
 def test_running_bandwidth_over_the_limit_blocks_only_who_names_it():
     tracker = ReservationTracker.from_running(ProcSet((0, 3)), {"io": 10.0}, [
         RunningJob("heavy", 0, ProcSet(0), walltime=50, bandwidth={"io": 12.0})], 10.0)
-    assert tracker.earliest_start(1, 5).start == 10.0
-    assert tracker.earliest_start(1, 5, {"io": 0.0}).start == 50.0
+    assert found(tracker.earliest_start(1, 5)).start == 10.0
+    assert found(tracker.earliest_start(1, 5, {"io": 0.0})).start == 50.0
 
 
 def test_running_jobs_sharing_a_host_are_a_bug():
@@ -343,17 +344,17 @@ def test_history_before_the_origin_is_not_kept():
     tracker = ReservationTracker(ProcSet(0), origin=100.0)
     tracker.reserve("a", Slot(50, ProcSet(0)), 100)
     assert tracker.reservation("a").start == 100.0
-    assert tracker.earliest_start(1, 10, after=0).start == 150.0
+    assert found(tracker.earliest_start(1, 10, after=0)).start == 150.0
     with pytest.raises(InvalidValue, match="before the origin"):
         tracker.reserve("b", Slot(0, ProcSet(0)), 100)
 
 
 def test_a_stale_slot_is_checked_again():
     tracker = ReservationTracker(ProcSet((0, 1)), {"io": 10.0})
-    slot = tracker.earliest_start(1, 10, {"io": 6.0})
+    slot = found(tracker.earliest_start(1, 10, {"io": 6.0}))
     tracker.reserve("first", slot, 10, {"io": 6.0})
     with pytest.raises(OverAllocation, match="hosts 0 already reserved"):
         tracker.reserve("second", slot, 10)
-    fresh = tracker.earliest_start(1, 10)
+    fresh = found(tracker.earliest_start(1, 10))
     with pytest.raises(OverAllocation, match="io would reach 12.0"):
         tracker.reserve("third", fresh, 10, {"io": 6.0})  # found without bandwidth

@@ -2,6 +2,7 @@
 against ``ReservationTracker.from_running`` rebuilt from scratch."""
 import math
 
+from conftest import found
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
@@ -132,12 +133,12 @@ def test_incremental_tracker_equals_a_rebuild_after_any_starts_and_ends(steps):
 def test_a_round_s_tracker_is_taken_over_only_while_the_kept_one_is_unchanged():
     incremental = RunningJobsTracker(HOSTS, 0.0)
     stale = incremental.at(0.0)
-    stale.reserve("a", stale.earliest_start(1, 10.0), 10.0)
+    stale.reserve("a", found(stale.earliest_start(1, 10.0)), 10.0)
     incremental.start(RunningJob("b", 0.0, ProcSet(15), 5.0))
     # The copy predates "b": taking it over would lose b.
     assert not incremental.take_over(stale, [RunningJob("a", 0.0, ProcSet(0), 10.0)])
     fresh = incremental.at(0.0)
-    fresh.reserve("a", fresh.earliest_start(1, 10.0), 10.0)
+    fresh.reserve("a", found(fresh.earliest_start(1, 10.0)), 10.0)
     # Booked for 10 s, announced for 20 s: not what ``start`` would book.
     assert not incremental.take_over(fresh, [RunningJob("a", 0.0, ProcSet(0), 20.0)])
     assert incremental.take_over(fresh, [RunningJob("a", 0.0, ProcSet(0), 10.0)])
@@ -158,7 +159,7 @@ def test_running_jobs_are_re_held_as_they_pass_estimate_walltime_and_grace():
     assert ends(30) == {"estimated": 50.0, "plain": 30 + OVERRUN_GRACE}
     assert ends(30.5) == {"estimated": 50.0, "plain": 30.5 + OVERRUN_GRACE}
     incremental.end("plain")
-    assert incremental.at(31).earliest_start(2, 1).start == 50.0
+    assert found(incremental.at(31).earliest_start(2, 1)).start == 50.0
     assert incremental.at(31).reservation("estimated").start == 31.0  # seen from the origin
 
 

@@ -3,12 +3,13 @@ a catalog name, a file path (relative, absolute, through a link) and an import
 give the same class object, and pybatsim's own ``schedulers`` stay pybatsim's.
 Catalog names come from the scheduler folders' own declarations."""
 
+import importlib
 from pathlib import Path
 import subprocess
 import sys
 import time
 
-from conftest import TINY
+from conftest import TINY, found
 import pytest
 from test_cli import three_delay_jobs
 
@@ -26,7 +27,6 @@ ROOT = Path(__file__).resolve().parent.parent
                                              ("lea", "locality/locality", "Locality"),
                                              ("tioas", "catios/tioas", "Tioas")])
 def test_catalog_name_file_path_and_import_give_the_same_class(tmp_path, monkeypatch, name, file, cls):
-    import importlib
     module = "batio.schedulers." + file.replace("/", ".")
     imported = getattr(importlib.import_module(module), cls)
     from_catalog, _ = catalog.scheduler_file_and_options(name)
@@ -73,10 +73,10 @@ def test_pybatsim_bundled_schedulers_keep_the_name_schedulers(monkeypatch):
     monkeypatch.chdir(ROOT)
     launcher.scheduler_class("schedulers/catios/catios.py")
     path, _ = catalog.scheduler_file_and_options("easyBackfill")
-    found = launcher.scheduler_class(path)
-    import schedulers.easyBackfill
-    assert found is schedulers.easyBackfill.EasyBackfill
-    assert Path(sys.modules["schedulers"].__file__).parent == launcher.pybatsim_schedulers_folder()
+    loaded = launcher.scheduler_class(path)
+    # pybatsim's `schedulers`, by name: mypy would take it for the checkout's folder (batio.schedulers).
+    assert loaded is importlib.import_module("schedulers.easyBackfill").EasyBackfill
+    assert Path(found(sys.modules["schedulers"].__file__)).parent == launcher.pybatsim_schedulers_folder()
     assert "schedulers.catios" not in sys.modules and "schedulers.backfill" not in sys.modules
 
 

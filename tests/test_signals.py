@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from conftest import TESTS, TINY, workload
+from conftest import TESTS, TINY, found, workload
 import pandas as pd
 import pytest
 
@@ -107,7 +107,7 @@ def test_a_signal_to_a_sweep_leaves_no_process_behind(tmp_path, signum):
         os.kill(pid, signal.SIGKILL)
     assert not left, f"left behind after {signum.name}: {left}"
     assert time.monotonic() - sent < 10
-    err = process.stderr.read()
+    err = found(process.stderr).read()
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
 
 
@@ -183,7 +183,7 @@ def test_sigint_to_a_sweeps_group_marks_its_runs_interrupted_and_the_resume_redo
     time.sleep(1)
     os.killpg(process.pid, signal.SIGINT)
     process.wait(60)
-    err = process.stderr.read()
+    err = found(process.stderr).read()
     assert process.returncode == 130 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1].startswith("batio: interrupted by SIGINT: 0 of 2 runs finished"), err
     results = pd.read_csv(tmp_path / "sweep" / "results.csv")

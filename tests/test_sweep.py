@@ -222,7 +222,7 @@ def test_per_run_values_that_do_not_resolve_are_errors_before_any_run(tmp_path, 
 
 
 def test_reference_workload_runs_every_job_alone():
-    workload = {"nb_res": 4, "profiles": {}, "jobs": [
+    workload: dict = {"nb_res": 4, "profiles": {}, "jobs": [
         {"id": 2, "subtime": 5, "walltime": 30, "res": 1, "profile": "p"},
         {"id": 1, "subtime": 0, "walltime": 10, "res": 4, "profile": "p"}]}
     alone = alone_workload(workload)
@@ -381,3 +381,10 @@ def test_a_sweep_pairs_a_traces_windows_and_takes_the_bounded_slowdowns_tau(tmp_
     with pytest.raises(InputError, match="field 'bsld_tau': expected the bounded slowdown's threshold"):
         load_config(write_config(tmp_path, {"platforms": ["cluster16_pfs"], "schedulers": ["fcfs"],
                                             "workloads": ["demo"], "bsld_tau": 0}, "bad.yaml"))
+
+
+def test_a_generator_file_not_named_py_is_one_clear_error(tmp_path):
+    from batio.sweep.plan import load_generator
+    (tmp_path / "gen").write_text("def make(nb_jobs):\n    return {}\n")
+    with pytest.raises(InputError, match=r"generator file .*/gen is not a Python file \(\.py\)"):
+        load_generator(f"{tmp_path}/gen:make", "my.yaml", "workloads[0].generator")

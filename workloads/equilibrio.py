@@ -120,7 +120,7 @@ def job_profiles(number: int, shape: dict, profiles: dict) -> str:
 def _daily_arrivals(rng, count, span):
     """``count`` sorted times in [0, span) of a Poisson process whose rate
     follows 1 + 0.5 sin(2 pi t / day) (peak at 6 h into each day)."""
-    times = []
+    times: list[float] = []
     while len(times) < count:
         t = rng.uniform(0, span, 2 * count)
         keep = rng.uniform(0, 1.5, 2 * count) < 1 + 0.5 * np.sin(2 * np.pi * t / DAY)

@@ -109,6 +109,8 @@ def read_trace(path):
         text = Path(path).read_text()
     except OSError as error:
         raise InputError(path, f"cannot read the trace: {error.strerror}") from None
+    lines_of_id: dict[str, int]
+    size_of_file: dict[str, TraceJob]
     jobs, lines_of_id, size_of_file = [], {}, {}
     for number, line in enumerate(text.splitlines(), start=1):
         job = parse_line(line, path, number)
@@ -202,7 +204,7 @@ def _selection(jobs, path, window):
 
 def history_starts_without_free_cores(selected):
     """How many category -2 jobs start on a node where -2 jobs already hold more than 20 cores with them."""
-    running_on = {}
+    running_on: dict[int, list[TraceJob]] = {}
     overcommits = 0
     for job, _ in sorted(((job, c) for job, c in selected if c == -2), key=lambda jc: jc[0].start_time_from_history):
         node = history_node(job)

@@ -55,6 +55,7 @@ def stria_workload(number, seed=1, wave_interval=0.0):
     """Workload ``number`` (1 or 2) of paper 000 as a Batsim workload."""
     nb_waves, phases = WAVES[number]
     rng = np.random.default_rng(seed)
+    jobs: list[dict]
     jobs, profiles = [], {}
     for wave in range(1, nb_waves + 1):
         apps = [app for app, count in phases for _ in range(count)]

@@ -47,7 +47,7 @@ def command_twin(args):
               f"median abs % error ({gap['median_ape'][0]:.1f} against {gap['median_ape'][1]:.1f}; 95 % paired "
               f"bootstrap interval {gap['ci95_points'][0]:+.2f} to {gap['ci95_points'][1]:+.2f}, {gap['pairs']} runs)")
     checked = check is not None and not check.empty
-    if checked:
+    if check is not None and checked:
         print(check.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     print(f"written: {Path(args.out)}: {system}.xml, fit.json, validation.csv"
           + (", engine_check.csv" if checked else ""))

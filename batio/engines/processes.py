@@ -148,7 +148,7 @@ def adopt_orphans():
 
 def descendants(pid):
     """Every living descendant of ``pid``, from /proc."""
-    children = {}
+    children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:

@@ -13,7 +13,7 @@ clock (``TraceClock``), which a format's reader defines.
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, tzinfo
 import hashlib
 import json
 import logging
@@ -68,7 +68,7 @@ class Tally:
     """Counts of records left out, per reason, with the first line numbers of each."""
 
     def __init__(self):
-        self.counts = Counter()
+        self.counts: Counter[str] = Counter()
         self.lines = {}
 
     def add(self, reason, line):
@@ -89,7 +89,7 @@ class TraceClock:
     dates are local times of an unknown zone (read as UTC), and are
     written back without an offset."""
     epoch: datetime | None = None
-    zone: timezone = UTC
+    zone: tzinfo = UTC
     unzoned: bool = False
 
     def date(self, seconds):
@@ -270,6 +270,7 @@ def build_workload(records, tally, selection, *, nb_nodes, info, clock=TraceCloc
         origin = cut
     else:
         origin = min(record.submit for record, _ in windowed)
+    oddities: Counter[str]
     jobs, profiles, oddities = [], {}, Counter()
     for record, category in windowed:
         oddities.update(record.oddities)

@@ -57,6 +57,7 @@ def read_log(path):
         from darshan.backend.cffi_backend import accumulate_records
     except ImportError:
         raise InputError("--darshan", "needs PyDarshan: .venv/bin/pip install -e '.[darshan]'") from None
+    said: list[str]
     said, failure = [], None
     with _c_stderr_into(said):
         try:

@@ -91,6 +91,7 @@ def read_runs(path, week):
         logging.getLogger(__name__).warning(
             "%s: no Darshan run%s: every job's launches are taken as running at once", path,
             f" of week {week} ({len(rows)} of other weeks)" if rows else " (a header only)")
+    intervals: dict[str, list[tuple[float, float]]]
     intervals, other_weeks = {}, 0
     for line, row in rows:
         where = f"{path}, line {line}"
@@ -140,6 +141,7 @@ def read(path, *, week=None, nodes=None, runs=None):
     header, rows = _rows(path, REQUIRED, (*REQUIRED, *OPTIONAL))
     week, weeks = _weeks(path, header, rows, week)
     launches, other_run_weeks = read_runs(runs, week) if runs else ({}, 0)
+    seen: set[str]
     tally, records, seen = Tally(), [], set()
     for line, row in rows:
         where = f"{path}, line {line}"

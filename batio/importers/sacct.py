@@ -108,7 +108,7 @@ def read(path, *, nodes=None, keep_cancelled=False):
         lines = [line[:-1] if line.endswith("|") else line for line in lines]
     names = _columns(lines[0], path)
     records, tally = [], Tally()
-    lines_of_id = {}
+    lines_of_id: dict[str, int] = {}
     read_count = 0
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():

@@ -8,7 +8,7 @@ are in docs/formats.md ("Importing a trace"); ``read`` follows them.
 """
 
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 import logging
 import math
 from pathlib import Path
@@ -76,7 +76,7 @@ def clock_of(header, path):
     start = _header_number(header, "UnixStartTime", path, low=0)
     if start is None:
         return TraceClock()
-    zone = UTC
+    zone: tzinfo = UTC
     if header.get("TimeZoneString"):
         try:
             zone = ZoneInfo(header["TimeZoneString"])
@@ -104,9 +104,10 @@ def read(path, *, cores_per_node=1, nodes=None, keep_cancelled=False):
     if cores_per_node < 1:
         raise InputError("--cores-per-node", f"must be at least 1, got {cores_per_node}")
     text = read_text(path, "trace")
+    header: dict[str, str]
     header, records, tally = {}, [], Tally()
-    missing = Counter()
-    lines_of_id = {}
+    missing: Counter[str] = Counter()
+    lines_of_id: dict[int, int] = {}
     read_count = 0
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()

@@ -47,7 +47,7 @@ def parse_curve(text, source, prop, where):
     parts = [part for part in re.split(r"[\s,;]+", text.strip()) if part]
     if not parts:
         fail("is empty; expected points 'clients:throughput', e.g. '1:10GBps 8:7GBps'")
-    points = []
+    points: list[tuple[float, float]] = []
     for part in parts:
         match = _POINT.fullmatch(part)
         if not match:
@@ -133,7 +133,7 @@ class ContentionModel:
         """The model of a loaded platform, or None when it declares no contention curve."""
         source = platform.path
         links = {link.name: link for link in engine.all_links}
-        regulated = {}
+        regulated: dict[str, _RegulatedLink] = {}
 
         def regulate(link, direction, curve, who):
             entry = regulated.setdefault(link.name, _RegulatedLink(link))

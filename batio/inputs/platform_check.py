@@ -124,7 +124,7 @@ def _check_route_ends(path, root):
 def _check_connected(path, zone, hosts, routes):
     """SimGrid's Dijkstra routing crashes (segmentation fault) on a transfer between
     two hosts that no chain of routes joins: every host of the zone must be joined."""
-    parent = {}
+    parent: dict[str, str] = {}
 
     def root(node):
         while parent.get(node, node) != node:

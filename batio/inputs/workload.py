@@ -70,7 +70,7 @@ def profiles_reached(roots, profiles):
 @dataclass
 class Workload:
     name: str
-    path: Path
+    path: Path | None  # None: one the scheduler registers (dynamic jobs)
     jobs: list[Job]
     profiles: dict[str, dict]
     raw_jobs: list[dict] = field(default_factory=list)  # the jobs as the file gives them, every field kept

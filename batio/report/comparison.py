@@ -209,8 +209,8 @@ class GroupView:
     summary: pd.DataFrame
     runs: pd.DataFrame
     note: str
-    cells: tuple
-    differences: tuple | None
+    cells: tuple[list, list]  # (header, rows) of a Markdown table, as the next
+    differences: tuple[list, list] | None
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,7 @@ class ReportData:
     per_job: dict
     tau: float = DEFAULT_BSLD_TAU
     made_from: str | None = None
-    findings: tuple | None = None
+    findings: tuple[list, list] | None = None  # (header, rows)
     parameters: list = field(default_factory=list)
     windows: tuple | None = None
     failed: list = field(default_factory=list)
@@ -309,7 +309,7 @@ def _input_rows(results, replica="seed"):
     return sorted(rows, key=lambda r: (r[0], str(r[1])))
 
 
-def _group_lines(view, baseline, intervals, figures, report_dir):
+def _group_lines(view: GroupView, baseline, intervals, figures, report_dir):
     """The Markdown section of one group: its tables and the links to its figures."""
     platform, workload, engine = view.keys
     lines = [f"## {workload} on {platform} ({engine} engine)", "",
@@ -323,7 +323,7 @@ def _group_lines(view, baseline, intervals, figures, report_dir):
     return lines + [line + "\n" for line in figures]
 
 
-def opening_lines(data):
+def opening_lines(data: ReportData):
     """The Markdown report's opening: the findings first, then every parameter that shaped them."""
     lines = []
     if data.findings is not None:

@@ -85,9 +85,9 @@ def _detail(figure, jobs, unit, io_slowdowns):
     profiles = {name: index for index, name in enumerate(dict.fromkeys(jobs["profile"]))}
     states = {name: index for index, name in enumerate(dict.fromkeys(jobs["final_state"]))}
     kinds = {name: index for index, name in enumerate(CLASSES)}
-    columns = {key: [] for key in ("id", "kind", "profile", "state", "start", "length", "submit", "wait", "gb",
-                                   "backfilled")}
-    bars = {"job": [], "first": [], "hosts": []}
+    columns: dict[str, list] = {key: [] for key in ("id", "kind", "profile", "state", "start", "length", "submit",
+                                                    "wait", "gb", "backfilled")}
+    bars: dict[str, list[int]] = {"job": [], "first": [], "hosts": []}
     slowdowns = {}
     for index, job in enumerate(jobs.itertuples(index=False)):
         for key, value in (("id", f"{job.workload_name}!{job.job_id}"), ("kind", kinds[job.intensity]),
@@ -315,7 +315,7 @@ def _group_section(page, view, per_job, out, baseline, replica="seed"):
     shown = ok.sort_values("seed", na_position="first").groupby("policy", sort=False).head(1)
     runs = {row.policy: load_run(out / row.run_dir / "out") for row in shown.itertuples()}
     end = span_of(runs)
-    samples = {"slowdown": {}, "bounded slowdown": {}, "I/O slowdown": {}}
+    samples: dict[str, dict] = {"slowdown": {}, "bounded slowdown": {}, "I/O slowdown": {}}
     for policy, replicas in ok.groupby("policy", sort=False):
         values = [per_job[row.run_id] for row in replicas.itertuples()]
         for index, title in enumerate(samples):

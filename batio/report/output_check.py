@@ -39,10 +39,10 @@ def table(path, columns, numbers=(), *, rows_needed=True):
     except OSError as error:
         raise InputError(path, f"cannot read it: {error.strerror}") from None
     try:
-        lines = list(csv.reader(text.splitlines()))
+        read = list(csv.reader(text.splitlines()))
     except csv.Error as error:
         raise InputError(path, f"not a CSV file batio wrote ({error})") from None
-    lines = [(number, line) for number, line in enumerate(lines, start=1) if line]
+    lines = [(number, line) for number, line in enumerate(read, start=1) if line]
     if not lines:
         raise InputError(path, "empty file: no header line (the run did not write it, or it was cut)")
     header = lines[0][1]
@@ -103,7 +103,7 @@ def check_run(prefix):
     record = run_record(prefix)
     jobs_path = Path(f"{prefix}_jobs.csv")
     _, rows = table(jobs_path, JOB_COLUMNS, JOB_NUMBERS)
-    seen = {}
+    seen: dict[tuple[str, str], int] = {}
     for number, row in rows:
         key = (row["workload_name"], row["job_id"])
         if key in seen:

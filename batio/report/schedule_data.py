@@ -184,7 +184,7 @@ def load_run(prefix):
     metrics.check_outputs(prefix)
     record = metrics.run_record(prefix)
     all_jobs = metrics.read_jobs(prefix)
-    notes = []
+    notes: list[str] = []
     all_jobs["bytes"] = _job_bytes(all_jobs, record, notes)
     all_jobs["backfilled"] = backfilled(all_jobs)
     jobs = all_jobs[all_jobs["starting_time"].notna()].copy()

@@ -214,7 +214,7 @@ def _policies(entry, base, source, where):
             per_run_name(value, source, f"{where}.grid.{key}")
     scheduler = name if is_batsched(name) else _as_input_path(name, base, ".py")
     label = str(entry.get("label") or (name if is_batsched(name) else Path(name).stem))
-    combinations = [{}]
+    combinations: list[dict] = [{}]
     for key, values in grid.items():
         combinations = [{**done, key: value} for done in combinations for value in values]
     policies = []

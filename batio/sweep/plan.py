@@ -105,6 +105,8 @@ def load_generator(reference, source, where):
         if not Path(target).is_file():
             raise InputError(source, f"no such generator file {target}", field=where)
         spec = importlib.util.spec_from_file_location(f"batio_generator_{slug(Path(target).stem)}", target)
+        if spec is None or spec.loader is None:  # a file not named .py
+            raise InputError(source, f"generator file {target} is not a Python file (.py)", field=where)
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)

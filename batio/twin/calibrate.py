@@ -39,7 +39,7 @@ def read_measurement(path, unit="GB/s", option="--unit"):
     ``option`` is the command line's name for ``unit``."""
     if unit not in UNITS:
         raise InputError(option, f"unknown unit {unit!r} (known: {', '.join(UNITS)})")
-    rows = {}
+    rows: dict[int, list[float]] = {}
     header_seen = False
     for number, row in enumerate(csv.reader(read_text(path, "measurement file").splitlines()), start=1):
         if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):

@@ -97,7 +97,7 @@ def fit(runs, *, grid=12):
     factors = np.geomspace(0.5, 4.0, 25)
 
     def search(capacities, ratios, rates):
-        best = (math.inf, None, None)
+        best: tuple[float, Twin | None, tuple | None] = (math.inf, None, None)
         for c1 in capacities:
             for ratio in ratios:
                 # Two points even when flat: the platform's nodes reach the curve's last (8x the largest run).

@@ -99,7 +99,8 @@ def engine_check(twins, runs, sample=8, seed=0, max_hosts=2600):
     their gap in %. A run of 512 clients takes seconds, 2,248 about 40 s: the
     cost grows faster than the clients."""
     rng = np.random.default_rng(seed)
-    rows = []
+    rows: list[dict] = []
+    sizes: list[tuple[int, int, int]]
     candidates, sizes = [], []
     for fs, twin in twins.items():
         mine = runs[(runs["file_system"] == fs) & runs["config"].isin(list(twin.client_limits))]

@@ -85,7 +85,7 @@ def read_runs(path):
                                                   f"only, got {names.iloc[row]!r}", field="_file_system")
     frame["_file_system"] = names.replace("", None).to_numpy()
     frame["app"] = raw["darshan_app"].str.strip().str.rsplit("/", n=1).str[-1].to_numpy()
-    skipped = Counter()
+    skipped: Counter[str] = Counter()
     keep = np.ones(len(frame), dtype=bool)
     for column, reason in SKIPS:
         lacking = keep & frame[column].isna().to_numpy()

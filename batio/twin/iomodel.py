@@ -29,6 +29,7 @@ import json
 import logging
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -183,7 +184,7 @@ class IoModel:
     training: pd.DataFrame
     held_out: list = field(default_factory=list)  # log10(predicted / measured low end), other weeks'
     sources: list = field(default_factory=list)  # the training files and their SHA-256
-    _fitted: object = None
+    _fitted: Any = None  # the fitted regressor (scikit-learn: no types), once predict needs it
 
     def predict(self, table):
         """(seconds alone at the low end, source of each: "recurrence" or "learned"); within [floor, run time]."""
@@ -231,6 +232,7 @@ def read_week(path):
 
 def train(paths, fs):
     """The IoModel of the weeks in ``paths`` (workloads of ``batio import jobsio``) on a platform's Bandwidths."""
+    weeks: list[str]
     tables, weeks, ways, sources = {}, [], set(), []
     for path in paths:
         workload, week = read_week(path)

@@ -81,7 +81,7 @@ def give_io_times(workload, seconds, compute, bandwidths, end, source=None):
     return slower
 
 
-def measured_ends(table):
+def measured_ends(table) -> dict[str, tuple[dict, dict]]:
     """{end: ({job id: seconds}, {job id: compute seconds})} of the jobs whose I/O was measured."""
     known = table[np.isfinite(table["measured"])]
     ends = {}
@@ -110,7 +110,7 @@ def within_record(workload, replay, rounds=3, slack=0.01):
     its jobs); ``slack`` forgives the platform's link latencies (milliseconds). Returns the ids of the
     jobs that cannot be made to fit (no latency left to remove)."""
     jobs = {str(job["id"]): job for job in workload["jobs"] if job.get("io_end") == "high"}
-    unfit = set()
+    unfit: set[str] = set()
     for _ in range(rounds):
         excess = overruns(workload, replay(workload))
         late = excess[excess > slack]

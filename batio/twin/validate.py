@@ -185,6 +185,7 @@ def statistics(frame):
 def folders(workloads):
     """{workload path: its folder under --out}, every week read and checked before anything runs:
     two workloads of one week (or of weeks whose folders would be one) are refused, not merged."""
+    weeks: dict[Path, tuple[Path, str]]
     found, weeks = {}, {}
     for path in workloads:
         week = iomodel.read_week(path)[1]

@@ -54,7 +54,7 @@ class DemandAware(QueueScheduler):
         if settings["bandwidth"] is not None and not settings["bandwidth"] > 0:
             raise OptionError(f"{name}: option 'bandwidth' = {settings['bandwidth']} is not allowed: "
                               "expected a number > 0 (bytes/s)")
-        self.B: float | None = settings["bandwidth"]
+        self.B: float  # the option's, else the platform's: known once the simulation begins
         self.matcher = None
         if settings["demand"] == "predicted":
             if settings["history"] is None:
@@ -113,8 +113,8 @@ class DemandAware(QueueScheduler):
 
     def onSimulationBegins(self):
         super().onSimulationBegins()
-        if self.B is None:
-            self.B = self.platform_bandwidth()
+        given = self.settings["bandwidth"]
+        self.B = given if given is not None else self.platform_bandwidth()
 
     def onJobSubmission(self, job):
         super().onJobSubmission(job)
@@ -206,7 +206,6 @@ class Catios(DemandAware):
         now = self.bs.time()
         self.load.advance(now)
         RT = self.running_tracker_at(now)
-        assert self.B is not None  # onSimulationBegins read it from the platform when no option gave it
         plan = backfill(HostsAndDemand(RT, self.load, self.B), self.prioritised(now), now,
                         1 if self.reserve_first else 0, time_limit, self.D, first_fit=True)
         for j, _ in plan.reserved:  # replanned next round

@@ -9,12 +9,21 @@ from dataclasses import dataclass
 import json
 import math
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
 from batio.errors import InvalidValue
 from batio.report.metrics import read_jobs
+
+
+class Alone(Protocol):
+    """What the metrics ask of a model of jobs run alone (``AloneModel``, or
+    one whose bandwidths depend on the job's size)."""
+
+    def phase_times(self, profile: dict, profiles: dict, nodes: int) -> tuple[float, float]:
+        """(transfer seconds, fixed seconds) of a profile run alone on ``nodes`` nodes."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,7 @@ THETA_QUARTER = AloneModel(node_speed=2.66e12, node_bw=12.5e9, read_bw=60e9, wri
 """``platforms/theta_quarter.xml``."""
 
 
-def workload_jobs(workload: dict | str | Path, model: AloneModel = THETA_QUARTER) -> pd.DataFrame:
+def workload_jobs(workload: dict | str | Path, model: Alone = THETA_QUARTER) -> pd.DataFrame:
     """One row per workload job (index: job id as in ``_jobs.csv``): its
     size, io_intensity (GB/s, NaN without the fields), I/O class, and
     transfer, fixed and total time alone."""
@@ -80,7 +89,7 @@ def _ran(prefix) -> pd.DataFrame:
     return jobs.set_index("job_id")
 
 
-def job_metrics(prefix, workload, model: AloneModel = THETA_QUARTER) -> pd.DataFrame:
+def job_metrics(prefix, workload, model: Alone = THETA_QUARTER) -> pd.DataFrame:
     """Per-job metrics (see README.md) of the run at ``prefix``."""
     jobs = _ran(prefix).join(workload_jobs(workload, model), how="left")
     execution = jobs["execution_time"]
@@ -107,7 +116,7 @@ def _natural(job_id: str):
     return (0, int(job_id), "") if job_id.isdigit() else (1, 0, job_id)
 
 
-def intensity_timeline(prefix, workload, model: AloneModel = THETA_QUARTER) -> pd.DataFrame:
+def intensity_timeline(prefix, workload, model: Alone = THETA_QUARTER) -> pd.DataFrame:
     """io_intensity(S) and io_intensity(W) over time: rows (time, S, W,
     nb_running, nb_in_system), each holding from ``time`` to the next row.
 
@@ -152,7 +161,7 @@ def mean_distance(timeline: pd.DataFrame, start: float | None = None, end: float
     return float((distance * weight).sum() / total) if total > 0 else 0.0
 
 
-def summary(prefix, workload, model: AloneModel = THETA_QUARTER) -> dict:
+def summary(prefix, workload, model: Alone = THETA_QUARTER) -> dict:
     """The poster's numbers for one run: medians and means of the per-job
     metrics (all jobs, and high-intensity jobs if the workload marks them),
     mean displacement, mean distance, makespan, kills."""

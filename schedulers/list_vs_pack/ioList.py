@@ -12,7 +12,7 @@ from batsim.batsim import Job
 
 from batio.schedulers.backfill import Backfill, time_limit
 from batio.schedulers.jobio import bytes_moved
-from batio.schedulers.options import Option
+from batio.schedulers.options import Option, Requirements
 from batio.schedulers.reservation import RunningJob
 
 IO = "io"  # the tracker's bandwidth resource: the I/O node
@@ -25,7 +25,7 @@ def bandwidth_option():
 
 
 # The I/O node's bandwidth default describes periodic_rack (the bundled platform): elsewhere the input gives it.
-REQUIRES = {"storage": True, "io": True, "options": ("bandwidth",)}
+REQUIRES: Requirements = {"storage": True, "io": True, "options": ("bandwidth",)}
 
 
 class PeriodicJobInfo:

@@ -81,7 +81,7 @@ class Locality(QueueScheduler):
     @classmethod
     def requirements(cls, settings):
         """A host property given as an option (``cores``, ...) need not be on the hosts."""
-        needs = dict(cls.REQUIRES)
+        needs = cls.REQUIRES.copy()
         needs["host_properties"] = tuple(key for key in needs["host_properties"] if settings[key] is None)
         return needs
 
@@ -313,7 +313,7 @@ class Locality(QueueScheduler):
 
     # -- one round -------------------------------------------------------------------
 
-    def schedule(self):
+    def schedule(self) -> None:
         began = time.perf_counter()
         now = self.now()
         new_jobs, self.new_jobs = self.new_jobs, []
@@ -322,19 +322,20 @@ class Locality(QueueScheduler):
         last_time, last_started = self.last_round_started
         if self.replan and last_started and now - last_time < SAME_INSTANT:
             self.split_instants.append(now)
-        keep = not (self.replan or self.plan is None or any(job.history_node is not None for job in new_jobs))
+        kept = None if self.replan or any(job.history_node is not None for job in new_jobs) else self.plan
         rest = 0
-        if keep and self.plan.cut_walk is not None and self.plan.can_advance(now):
-            rest = self.plan_rest(self.plan)   # its reservations may end before now: advance checks them
-        if not (keep and self.plan.advance(now)):
-            self.plan = Plan(self.core_plan(now), self.file_plan(now), self.ledger.busy_nodes(),
-                             self.queue.ordered())
+        if kept is not None and kept.cut_walk is not None and kept.can_advance(now):
+            rest = self.plan_rest(kept)   # its reservations may end before now: advance checks them
+        if kept is None or not kept.advance(now):
+            plan = self.plan = Plan(self.core_plan(now), self.file_plan(now), self.ledger.busy_nodes(),
+                                    self.queue.ordered())
             self.replan = False
         else:
-            self.model.extend_plan(self.plan, new_jobs, now)
-        examined, to_start = self.plan_queue(self.plan, now)
-        if self.plan.cut_walk is not None and to_start:
-            self.plan.files.freeze([node for _, (node, _) in to_start], [job.file for job, _ in to_start])
+            plan = kept
+            self.model.extend_plan(plan, new_jobs, now)
+        examined, to_start = self.plan_queue(plan, now)
+        if plan.cut_walk is not None and to_start:
+            plan.files.freeze([node for _, (node, _) in to_start], [job.file for job, _ in to_start])
         self.last_round_started = (now, len(to_start))
         for user_job, (node, core_ids) in to_start:
             self.launch(user_job, node, now, core_ids)

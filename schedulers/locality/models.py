@@ -178,7 +178,8 @@ class AuthorsCode(PaperModel):
     def ended(self, job_id: str) -> None:
         self.expected.ended(job_id)
 
-    def run_time(self, job: UserJob) -> float:
+    @staticmethod
+    def run_time(job: UserJob) -> float:
         """The job's delay, read to group a second's completions; ``inf``
         for another profile type (never waited for)."""
         profile = job.job.profile_dict

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import logging
 
-from batsim.batsim import BatsimScheduler
+from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
 from batio.schedulers.jobio import job_storage_mapping
@@ -31,7 +31,7 @@ class Replay(Declared, BatsimScheduler):
 
     def onSimulationBegins(self):
         self.free = ProcSet(*self.bs.compute_resources)
-        self.due: list[tuple[float, int, object]] = []  # (recorded start, arrival order, job)
+        self.due: list[tuple[float, int, Job]] = []  # (recorded start, arrival order, job)
         self.arrivals = 0
 
     def onJobSubmission(self, job):

@@ -109,7 +109,7 @@ class IoAware(Backfill):
     def running_jobs(self, now: float) -> list[RunningJob]:
         """Algorithm 2, lines 3-8: running jobs with their hosts and full r_j
         over [b_j, b_j + L_j), plus the unexplained measured throughput.
-        ``Backfill.initialize_reservation_tracker`` builds Algorithm 2's
+        ``Backfill.reservation_tracker`` builds Algorithm 2's
         tracker from them (it holds both NT and LT)."""
         running = []
         for job, b_j in self.running.values():

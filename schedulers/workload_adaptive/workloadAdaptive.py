@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 import math
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
+from batsim.batsim import Job
 import numpy as np
 
 from batio.schedulers.options import Option
@@ -212,7 +213,7 @@ class AdaptiveTracker:
             return self.RT.earliest_start(nb_hosts, duration, needs, after, latest)
         # Lines 3-8: a "regular job".
         level = allowed_level(self.R_target_adjusted, r_adjusted, self.overshoot)
-        t = self.RT.origin if after is None else after                          # line 4
+        t: float | None = self.RT.origin if after is None else after            # line 4
         while True:                                                             # line 5
             slot = self.RT.earliest_start(nb_hosts, duration, needs, after=t, latest=latest)
             if slot is None:
@@ -264,7 +265,7 @@ class WorkloadAdaptive(IoAware):
         Q = [self.share(job) for job in self.waiting]
         return R, Q
 
-    def share(self, job, b_j: float | None = None) -> JobShare:
+    def share(self, job: Job, b_j: float | None = None) -> JobShare:
         estimate = self.estimate(job)
         return JobShare(estimate.rate, job.requested_resources, estimate.runtime, b_j)
 
@@ -272,7 +273,7 @@ class WorkloadAdaptive(IoAware):
         """InitializeReservationTracker, Algorithm 5."""
         N = len(self.hosts)
         R, Q = self.shares(now)                                                        # line 1
-        RT = super().initialize_reservation_tracker(now)                               # line 2
+        RT = self.reservation_tracker(now)                                             # line 2
         self.R_target = target_throughput(R, Q, now, N, default=self.R_limit)          # lines 3-5
         self.r_star = threshold(Q) if self.two_group else 0.0                          # line 6
         self.r_zero_mean = zero_mean(Q, self.r_star)                                   # line 7
@@ -281,14 +282,14 @@ class WorkloadAdaptive(IoAware):
         for running in self.running_jobs(now):                                         # line 10
             if running.key == R_NOW_KEY:
                 continue
-            job, _ = self.running[running.key]
+            job, _ = self.running[cast(str, running.key)]   # Backfill.running_jobs keys jobs by id
             r_j = running.bandwidth.get(LUSTRE, 0.0)
             AT.reserve(running.key, running.start, running.held_until(now),            # line 11
                        r_j - job.requested_resources * self.r_zero_mean)
         return AdaptiveTracker(RT, AT, self.r_star, self.r_zero_mean, self.R_target_adjusted,
                                self.overshoot)
 
-    def bandwidth_need(self, job, now: float) -> Mapping[str, float]:
+    def bandwidth_need(self, job: Job, now: float) -> Mapping[str, float]:
         """What a queued job reserves: r_j in RT (capped, as IoAware) and, for
         a regular job, r_j' in AT (Algorithm 6, eq. 5)."""
         r_j, n_j = self.estimate(job).rate, job.requested_resources

@@ -10,7 +10,7 @@ from procset import ProcSet
 class Greedy(BatsimScheduler):
     def onSimulationBegins(self):
         self.free = ProcSet(*self.bs.compute_resources)
-        self.queue = deque()
+        self.queue: deque = deque()
 
     def onJobSubmission(self, job):
         self.queue.append(job)

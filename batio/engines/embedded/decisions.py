@@ -1,14 +1,16 @@
 """The scheduler's decisions (EXECUTE_JOB, KILL_JOB, CALL_ME_LATER, REGISTER_JOB...) as the
 simulated Batsim carries them out: the ``_do_KIND`` methods of ``server.Simulation``."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 import heapq
+from typing import Any
 
 from procset import ProcSet
 
 from batio.engines.embedded.execution import JobExecution
 from batio.errors import InputError, SchedulerError
-from batio.inputs.workload import Workload, check_job, check_profile
+from batio.inputs.workload import Job, Workload, check_job, check_profile
 
 # Batsim sleeps at least this long for a CALL_ME_LATER (waiter_process).
 MIN_WAIT = 1e-5
@@ -24,14 +26,14 @@ MAX_PENDING_CALLS = 100_000
 
 @dataclass
 class JobRecord:
-    job: "object"
+    job: Job
     state: str = "NOT_SUBMITTED"
     start: float | None = None
     runtime: float | None = None
     allocation: ProcSet = field(default_factory=ProcSet)
     return_code: int = 0
     execution: JobExecution | None = None
-    actor: "object" = None
+    actor: Any = None  # a SimGrid actor
     kill_requested: bool = False
     metadata: str = ""
 
@@ -45,6 +47,39 @@ _FINAL_STATES = {"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTI
 
 class Decisions:
     """The handlers of the scheduler's events, one ``_do_KIND`` method each, mixed into ``server.Simulation``."""
+
+    # What server.Simulation holds and does, as these handlers use it: declared for the type checker.
+    config: Any  # a server.Config (not imported: server imports this module)
+    platform: Any
+    workloads: dict[str, Workload]
+    records: dict[str, JobRecord]
+    resources: dict[int, Any]
+    master: Any  # SimGrid hosts, actors, semaphores: Any
+    shared_waiter: Any
+    new_call: Any
+    dropped_profiles: dict[str, set[str]]
+    jobs_on_machine: dict[int, int]
+    calls: list[tuple[float, int]]
+    calls_asked: int
+    calls_since_activity: int
+    nb_submitted: int
+    nb_completed: int
+    nb_running: int
+    nb_waiters: int
+    nb_killers: int
+    nb_waiter_actors: int
+    now: Callable[[], float]
+    host: Callable[[str], Any]
+    profile: Callable[[str, str], dict]
+    _event: Callable[[str, dict], None]
+    _spawn: Callable[..., Any]
+    _active: Callable[[], None]
+    _completed: Callable[[JobRecord], None]
+    _job_started: Callable[[JobRecord], None]
+    _job_actor: Callable[[JobRecord], None]
+    _killer: Callable[[list[str]], None]
+    _waiter: Callable[[float], None]
+    _shared_waiter: Callable[[], None]
 
     def _record(self, data, kind):
         job_id = field_of(data, "job_id", str, kind)
@@ -306,7 +341,8 @@ class Decisions:
             },
             "compute_resources": [describe(r) for r in self.platform.compute],
             "storage_resources": [describe(r) for r in self.platform.storage],
-            "workloads": {w.name: str(w.path.resolve()) for w in self.workloads.values()},
+            "workloads": {w.name: str(w.path.resolve()) for w in self.workloads.values()
+                          if w.path is not None},  # all of them: none is registered before this
             "profiles": {w.name: w.referenced_profiles() for w in self.workloads.values()},
         }
 

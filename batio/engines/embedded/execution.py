@@ -168,7 +168,7 @@ class JobExecution:
         """Wait for exclusive use of the storage hosts (the ``io_exclusive``
         engine option), within the walltime; False if it runs out first."""
         deadline = sg.Engine.clock + self.remaining
-        taken = []
+        taken: list = []
         try:
             for lock in locks:
                 if math.isinf(deadline):

@@ -156,6 +156,7 @@ class _EmbeddedRun:
     def write_outputs(self, error):
         from batio.engines.embedded import outputs
         sim, prefix = self.sim, self.prefix
+        assert sim is not None and self.transport is not None  # outputs follow a started simulation
         elapsed = time.perf_counter() - self.started
         self.io.finish(self.engine.clock)
         try:
@@ -284,7 +285,7 @@ def storage_bandwidths(engine, platform):
     host has no route to (a Floyd or Dijkstra zone declaring none: the run said so)."""
     hosts = {h.name: h for h in engine.all_hosts}
     compute = [hosts[r.name] for r in platform.compute]
-    capacities = {}
+    capacities: dict[str, float | None] = {}
     for storage in platform.storage:
         try:
             routes = [{link.name: link.bandwidth for link in c.route_to(hosts[storage.name])[0]} for c in compute]
@@ -371,10 +372,10 @@ def _child(spec, connection, parent_pid):
     except BatioError as error:
         message = _error_payload(error)
     except BaseException as error:  # noqa: BLE001 - an engine bug: keep its traceback for the report
-        log = f"{spec.out_prefix}_traceback.log"
-        Path(log).write_text(traceback.format_exc())
+        trace = f"{spec.out_prefix}_traceback.log"
+        Path(trace).write_text(traceback.format_exc())
         message = ("error", ("EngineError", f"internal engine error: {type(error).__name__}: {error} "
-                                            f"(a batio bug: please report it with {log})", ""))
+                                            f"(a batio bug: please report it with {trace})", ""))
     end_descendants()  # the scheduler's children: none is left once the caller hears the end
     send(message)
 

@@ -51,7 +51,7 @@ class Simulation(Decisions):
         self.mailbox_empty = _mailbox_empty_test(SERVER_MAILBOX)
         self.scheduler_called = sg.Semaphore(0)
         self.storage_locks = {r.name: sg.Semaphore(1) for r in platform.storage}
-        self.to_scheduler = None
+        self.to_scheduler: dict | None = None
         self.records = {job.id: JobRecord(job) for w in workloads for job in w.jobs}
         self.completed_order = []  # records in the order Batsim writes _jobs.csv
         self.ended_since_call = []  # ended jobs whose profiles Batsim drops once the scheduler is told
@@ -212,6 +212,7 @@ class Simulation(Decisions):
         while True:
             self.scheduler_called.acquire()
             message, self.to_scheduler = self.to_scheduler, None
+            assert message is not None  # set before scheduler_called is released
             self._request_reply(message)
             if message["events"] and message["events"][-1]["type"] == "SIMULATION_ENDS":
                 return
@@ -289,6 +290,7 @@ class Simulation(Decisions):
             record = self.records[job_id]
             if record.state != "RUNNING":
                 continue
+            assert record.execution is not None  # a running job's, since _job_started
             progress[job_id], cancelled = record.execution.kill()
             if not cancelled:
                 # No ptask to cancel (a delay): end the actor; Batsim leaves

@@ -169,4 +169,5 @@ class OneCpu:
             except OSError:  # the thread ended meanwhile
                 pass
             _set_policy(task, "SCHED_OTHER")
+        assert self._lock_fd is not None  # a CPU was taken, with its lock
         os.close(self._lock_fd)

@@ -85,6 +85,7 @@ class _Mailbox:
 
     def recv(self, blocking=False):
         message, self.inbox = self.inbox, None
+        assert message is not None  # the scheduler's side receives after a send only
         return json.loads(message)
 
     def send(self, message):
