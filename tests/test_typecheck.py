@@ -48,10 +48,13 @@ FINE = textwrap.dedent('''\
 ''')
 
 
-def test_a_policy_breaking_a_hook_fails_the_type_check_at_its_line(request):
+def test_a_policy_breaking_a_hook_fails_the_type_check_at_its_line(request, tmp_path):
     # The probes stay at one place too: mypy's cache knows a module by name,
-    # and would report a moved probe's errors at its former path.
-    cache, probes = request.config.cache.mkdir("typecheck"), request.config.cache.mkdir("typecheck-probes")
+    # and would report a moved probe's errors at its former path. Without
+    # pytest's cache (-p no:cacheprovider), a cold check in a fresh folder.
+    kept = getattr(request.config, "cache", None)
+    cache, probes = ((kept.mkdir("typecheck"), kept.mkdir("typecheck-probes")) if kept
+                     else (tmp_path / "cache", tmp_path))
     broken, fine = probes / "broken_probe.py", probes / "fine_probe.py"
     broken.write_text(BROKEN)
     fine.write_text(FINE)
