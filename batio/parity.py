@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 TOLERANCE = 1e-3   # 0.1 % of Batsim's time
 FLOOR_S = 1e-2     # deviations below this many seconds never count as off
 SHIFT_S = 1e-9     # the self-sensitivity run's shift of every submission
+EMBEDDED, BATSIM = "embedded", "batsim"  # the engines held against each other, each run in its own folder
 
 
 @dataclass(frozen=True)
@@ -124,16 +125,16 @@ def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
     row = {"policy": pair.policy, "platform": pair.platform, "workload": pair.workload,
            "max_jobs": max_jobs or "", "error": ""}
     try:
-        embedded = spec_for(pair, workload, folder / "embedded" / "out", "embedded", sg_config)
-        row["wall_embedded_s"] = _timed(lambda: engines.run(embedded, "embedded"))
-        batsim = spec_for(pair, workload, folder / "batsim" / "out", "batsim", sg_config)
-        row["wall_batsim_s"] = _timed(lambda: engines.run(batsim, "batsim", wall_timeout_s=timeout_s))
+        embedded = spec_for(pair, workload, folder / EMBEDDED / "out", EMBEDDED, sg_config)
+        row["wall_embedded_s"] = _timed(lambda: engines.run(embedded, EMBEDDED))
+        batsim = spec_for(pair, workload, folder / BATSIM / "out", BATSIM, sg_config)
+        row["wall_batsim_s"] = _timed(lambda: engines.run(batsim, BATSIM, wall_timeout_s=timeout_s))
         embedded_jobs = read_jobs(f"{embedded.out_prefix}_jobs.csv")
         row.update(compare_jobs(embedded_jobs, read_jobs(f"{batsim.out_prefix}_jobs.csv")))
         if row["jobs_off"] or row["decisions_differ"]:
-            shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", "embedded",
+            shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", EMBEDDED,
                                sg_config)
-            engines.run(shifted, "embedded")
+            engines.run(shifted, EMBEDDED)
             itself = compare_jobs(read_jobs(f"{shifted.out_prefix}_jobs.csv"), embedded_jobs)
             row.update(self_decisions_differ=itself["decisions_differ"], self_jobs_off=itself["jobs_off"],
                        self_worst_s=itself["worst_deviation_s"])
