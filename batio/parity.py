@@ -68,7 +68,8 @@ def shifted_workload(path, folder):
     return out
 
 
-def spec_for(pair: Pair, workload: Path, prefix: Path, engine: str, sg_config: tuple | list = ()) -> RunSpec:
+def spec_for(pair: Pair, workload: str | Path, prefix: str | Path, engine: str,
+             sg_config: tuple | list = ()) -> RunSpec:
     """The RunSpec of ``pair``'s policy on ``workload`` for ``engine``: its scheduler in the engine's
     process when the engine can drive it there, else over its socket, as real Batsim does."""
     mode = "inprocess" if IN_PROCESS in ENGINES[engine].supports else "socket"

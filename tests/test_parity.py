@@ -8,7 +8,7 @@ import pytest
 
 from batio import catalog
 from batio.engines.embedded.run import simulate
-from batio.parity import compare_jobs, pairs, read_jobs, spec_for, truncated_workload
+from batio.parity import Pair, compare_jobs, pairs, read_jobs, spec_for, truncated_workload
 
 
 def jobs(rows):
@@ -76,10 +76,10 @@ def test_every_catalog_policy_has_bundled_inputs():
 
 
 def test_a_pair_runs_with_the_batsim_features_its_scheduler_needs():
-    from types import SimpleNamespace
-    lea = spec_for(SimpleNamespace(policy="lea", platform="memcluster486"), "memcluster486_slice", "p", "embedded")
-    assert lea.dynamic_jobs and lea.compute_sharing
-    easy = spec_for(SimpleNamespace(policy="easy", platform="memcluster486"), "memcluster486_slice", "p", "batsim")
+    lea = spec_for(Pair("lea", "memcluster486", "memcluster486_slice"), "memcluster486_slice", "p", "embedded")
+    assert lea.dynamic_jobs and lea.compute_sharing and lea.mode == "inprocess"
+    easy = spec_for(Pair("easy", "memcluster486", "memcluster486_slice"), "memcluster486_slice", "p", "batsim")
+    assert easy.mode == "socket"  # real Batsim talks to its scheduler over the socket
     assert not (easy.dynamic_jobs or easy.compute_sharing)
 
 
