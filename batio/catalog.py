@@ -17,6 +17,7 @@ from importlib import resources
 import logging
 from pathlib import Path
 import pkgutil
+from typing import Any
 
 from batio.errors import BatioError, InputError, InvalidConfiguration
 from batio.launcher import BATIO_PACKAGE, batio_schedulers_folder, pybatsim_schedulers_folder, scheduler_class
@@ -165,20 +166,40 @@ def scheduler_file_and_options(name, options=None):
                            f"({', '.join(SCHEDULERS)}) nor a pybatsim one ({', '.join(sorted(pybatsim))})")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Declaration:
-    """What a policy says of itself (``batio.requirements`` holds it against the inputs), with its options checked."""
+    """What a policy says of itself (``batio.requirements`` holds it against the inputs), with its options
+    checked as its scheduler will check them, by ``settings`` (at once unless ``declaration`` is told not to)."""
     name: str                  # as the user typed it
+    path: str                  # what a RunSpec names: its scheduler file as found, or batsched:VARIANT
     file: Path | None          # its scheduler file, resolved (None: batsched)
     module: str | None         # its path under batio's schedulers/ (BUNDLED_INPUTS' key)
-    scheduler: type | None     # its class, when it declares itself
+    scheduler: Any             # its class (a batio.schedulers.options.Declared), when it declares itself; else None
     options: dict              # the options the scheduler receives: the name's presets under the user's
-    settings: dict             # every option's value, parsed by the scheduler (else ``options``)
     features: dict             # the Batsim features it needs (RunSpec flag -> True): batsim_features
-    requires: dict
     performs: tuple
     bundled_platform: tuple | None  # (name, resolved file) of the platform its options' defaults describe
     performed_elsewhere: dict  # job field -> the catalog files whose policies alone carry out its work
+
+    @functools.cached_property
+    def settings(self) -> dict:
+        """Every option's value, parsed by the scheduler (else ``options``); InvalidConfiguration
+        on an option the scheduler would refuse at start-up."""
+        if self.scheduler is None:
+            return self.options
+        try:
+            return self.scheduler.parse_settings(self.options)
+        except BatioError as error:
+            raise InvalidConfiguration(f"invalid configuration: scheduler {self.name}: {error}") from None
+
+    def check_options(self) -> dict:
+        """Its ``settings``, parsed now: InvalidConfiguration on an option the scheduler would refuse."""
+        return self.settings
+
+    @property
+    def requires(self) -> dict:
+        """What it needs of its inputs (``batio.requirements.REQUIREMENT_KEYS``), for its settings."""
+        return {} if self.scheduler is None else self.scheduler.requirements(self.settings)
 
 
 def _module_key(path):
@@ -218,9 +239,10 @@ def performers():
     return found
 
 
-def declaration(name, options=None):
+def declaration(name: str, options: dict | None = None, check_options: bool = True) -> Declaration:
     """The declaration of the scheduler ``name`` (as typed) with ``options``; InvalidConfiguration
-    on an option the scheduler would refuse at start-up."""
+    on an option the scheduler would refuse at start-up, unless not ``check_options``: then the
+    first use of its ``settings`` (or ``requires``) raises it (batio.requirements reads the inputs first)."""
     path, merged = scheduler_file_and_options(name, options)
     features = batsim_features(name)
     file = None if is_batsched(name) else Path(path).resolve()
@@ -228,12 +250,9 @@ def declaration(name, options=None):
     bundled = BUNDLED_INPUTS_OF_NAME.get(name) or BUNDLED_INPUTS.get(module)
     bundled_platform = (bundled[0], Path(platform_path(bundled[0])).resolve()) if bundled else None
     scheduler = _declaring_class(str(file)) if file else None
-    settings, requires, performs = merged, {}, ()
-    if scheduler is not None:
-        try:
-            settings = scheduler.parse_settings(merged)
-        except BatioError as error:
-            raise InvalidConfiguration(f"invalid configuration: scheduler {name}: {error}") from None
-        requires, performs = scheduler.requirements(settings), tuple(scheduler.PERFORMS)
-    return Declaration(name, file, module, scheduler, merged, settings, features, requires, performs,
-                       bundled_platform, {key: modules for key, modules in performers().items() if key not in performs})
+    performs = tuple(scheduler.PERFORMS) if scheduler is not None else ()
+    declared = Declaration(name, str(path), file, module, scheduler, merged, features, performs, bundled_platform,
+                           {key: modules for key, modules in performers().items() if key not in performs})
+    if check_options:
+        declared.check_options()
+    return declared

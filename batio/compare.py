@@ -8,6 +8,7 @@ from pathlib import Path
 
 from batio import catalog
 from batio.catalog import is_batsched
+from batio.engines import DEFAULT_ENGINE
 from batio.errors import InputError
 from batio.importers.common import parse_duration
 from batio.report.metrics import DEFAULT_BSLD_TAU
@@ -118,7 +119,7 @@ def run_flags(bsld_tau, baseline, engine, io_slowdown, allow_unfit):
             + ([] if io_slowdown else ["--no-io-slowdown"]) + (["--allow-unfit"] if allow_unfit else []))
 
 
-def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, baseline=None, engine="embedded",
+def comparison_grid(platform, workload, schedulers, options_of=(), seeds=None, baseline=None, engine=DEFAULT_ENGINE,
                     io_slowdown=True, run_options=None, windows=None, window_options=None, bsld_tau=DEFAULT_BSLD_TAU,
                     allow_unfit=False):
     """The grid of a comparison, from ``batio compare``'s arguments; ``window_options``:

@@ -16,16 +16,19 @@ import time
 import pandas as pd
 
 from batio import catalog, engines
+from batio.engines import ENGINES, IN_PROCESS
 from batio.errors import BatioError, EngineError
 from batio.inputs.spec import RunSpec
 from batio.inputs.workload import profiles_reached
 from batio.outfiles import markdown_table
+from batio.resolve import resolve
 
 log = logging.getLogger(__name__)
 
 TOLERANCE = 1e-3   # 0.1 % of Batsim's time
 FLOOR_S = 1e-2     # deviations below this many seconds never count as off
 SHIFT_S = 1e-9     # the self-sensitivity run's shift of every submission
+EMBEDDED, BATSIM = "embedded", "batsim"  # the engines held against each other, each run in its own folder
 
 
 @dataclass(frozen=True)
@@ -65,12 +68,13 @@ def shifted_workload(path, folder):
     return out
 
 
-def spec_for(pair, workload, prefix, scheduler_mode, sg_config=()):
-    scheduler, options = catalog.scheduler_file_and_options(pair.policy)
-    needed = catalog.batsim_features(pair.policy)
-    return RunSpec(platform=str(catalog.platform_path(pair.platform)), workloads=[str(workload)],
-                   scheduler=str(scheduler), out_prefix=str(prefix), options=options, mode=scheduler_mode,
-                   sg_config=list(sg_config), **needed)
+def spec_for(pair: Pair, workload: str | Path, prefix: str | Path, engine: str,
+             sg_config: tuple | list = ()) -> RunSpec:
+    """The RunSpec of ``pair``'s policy on ``workload`` for ``engine``: its scheduler in the engine's
+    process when the engine can drive it there, else over its socket, as real Batsim does."""
+    mode = "inprocess" if IN_PROCESS in ENGINES[engine].supports else "socket"
+    return resolve(pair.policy, {}, pair.platform, [workload], prefix, engine, mode=mode,
+                   sg_config=list(sg_config)).spec
 
 
 def read_jobs(path):
@@ -122,16 +126,16 @@ def run_pair(pair, out, max_jobs=None, timeout_s=3600, sg_config=()):
     row = {"policy": pair.policy, "platform": pair.platform, "workload": pair.workload,
            "max_jobs": max_jobs or "", "error": ""}
     try:
-        embedded = spec_for(pair, workload, folder / "embedded" / "out", "inprocess", sg_config)
-        row["wall_embedded_s"] = _timed(lambda: engines.run(embedded))
-        batsim = spec_for(pair, workload, folder / "batsim" / "out", "socket", sg_config)
-        row["wall_batsim_s"] = _timed(lambda: engines.run(batsim, "batsim", wall_timeout_s=timeout_s))
+        embedded = spec_for(pair, workload, folder / EMBEDDED / "out", EMBEDDED, sg_config)
+        row["wall_embedded_s"] = _timed(lambda: engines.run(embedded, EMBEDDED))
+        batsim = spec_for(pair, workload, folder / BATSIM / "out", BATSIM, sg_config)
+        row["wall_batsim_s"] = _timed(lambda: engines.run(batsim, BATSIM, wall_timeout_s=timeout_s))
         embedded_jobs = read_jobs(f"{embedded.out_prefix}_jobs.csv")
         row.update(compare_jobs(embedded_jobs, read_jobs(f"{batsim.out_prefix}_jobs.csv")))
         if row["jobs_off"] or row["decisions_differ"]:
-            shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", "inprocess",
+            shifted = spec_for(pair, shifted_workload(workload, folder), folder / "shifted" / "out", EMBEDDED,
                                sg_config)
-            engines.run(shifted)
+            engines.run(shifted, EMBEDDED)
             itself = compare_jobs(read_jobs(f"{shifted.out_prefix}_jobs.csv"), embedded_jobs)
             row.update(self_decisions_differ=itself["decisions_differ"], self_jobs_off=itself["jobs_off"],
                        self_worst_s=itself["worst_deviation_s"])

@@ -22,6 +22,7 @@ from pathlib import Path
 from batio import catalog
 from batio.errors import InputError, InvalidConfiguration
 from batio.inputs.platform import DEFAULT_MASTER_HOST, read_properties
+from batio.inputs.spec import RunSpec
 from batio.inputs.workload import load_workload
 from batio.schedulers.jobio import bytes_moved
 
@@ -157,10 +158,11 @@ def check(declared, options, facts, allow_unfit=False):
     return reasons
 
 
-def check_run(name, options, spec, allow_unfit=False, strict=True):
-    """What the policy ``name`` with ``options`` (as given) lacks on the inputs of ``spec`` (a RunSpec),
-    as ``check``; ``strict``: the workloads checked as the embedded engine checks them. The inputs
-    are read before the options are checked: a broken file is the error reported first."""
+def check_run(declared: catalog.Declaration, options: dict, spec: RunSpec, allow_unfit: bool = False,
+              strict: bool = True) -> list:
+    """What the policy ``declared`` (by batio.resolve, its options not yet checked) lacks on the inputs
+    of ``spec``, as ``check``; ``options``: as given; ``strict``: the workloads checked as the embedded
+    engine checks them. The inputs are read before the options are checked: a broken file is the
+    error reported first."""
     facts = InputFacts.of_files(spec.platform, spec.workloads, strict=strict)
-    return check(catalog.declaration(name, options), options, facts, allow_unfit)
-
+    return check(declared, options, facts, allow_unfit)

@@ -19,9 +19,8 @@ import resource
 import tempfile
 
 from batio import engines
-from batio.catalog import scheduler_file_and_options
 from batio.errors import exits_on_error
-from batio.inputs.spec import RunSpec
+from batio.resolve import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ROOT / "platforms" / "stria15_lustre_fig4.xml"
@@ -32,7 +31,6 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=1)
     args = parser.parse_args()
-    scheduler, options = scheduler_file_and_options("conservative")
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
         off = folder / "stria15_lustre_fig4_off.xml"
@@ -42,8 +40,8 @@ def main():
             for name, platform in (("off", off), ("on", PLATFORM)):
                 prefix = folder / f"{name}{rep}" / "out"
                 before = _children_cpu()
-                result = engines.run(RunSpec(str(platform), [str(ROOT / "workloads" / "stria_w2.json")],
-                                          str(scheduler), str(prefix), options))
+                result = engines.run(resolve("conservative", {}, str(platform),
+                                             [str(ROOT / "workloads" / "stria_w2.json")], prefix).spec)
                 record = json.loads(Path(f"{prefix}_run.json").read_text())
                 rows.append((name, rep, result["wall_time"], _children_cpu() - before, result["simulated_time"],
                              record["contention_bandwidth_changes"]))

@@ -50,7 +50,7 @@ from bench_inputs import NB_HOSTS, delay_workload, pfs_workload, platform_xml
 
 from batio import engines
 from batio.errors import exits_on_error
-from batio.inputs.spec import RunSpec
+from batio.resolve import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY = ROOT / "tests" / "schedulers" / "greedy.py"
@@ -75,8 +75,10 @@ class Case:
     def spec(self, engine, prefix):
         how, scheduler = ENGINES[engine]
         scheduler = scheduler if scheduler != str(GREEDY) else self.scheduler
-        return RunSpec(self.platform, [self.workload], scheduler, prefix, options=self.options,
-                       mode="socket" if how == "batsim" else how, timeout_s=None if how == "batsim" else 600)
+        inputs = (self.options, self.platform, [self.workload], prefix)
+        if how == "batsim":
+            return resolve(scheduler, *inputs, "batsim", mode="socket").spec
+        return resolve(scheduler, *inputs, mode=how, timeout_s=600).spec
 
 
 def run(engine, spec):
@@ -105,21 +107,20 @@ def synthetic_cases(args, folder, kinds):
 
 
 def trace_cases(args, folder, with_batsim):
-    from batio.catalog import platform_path, scheduler_file_and_options
+    from batio.catalog import platform_path
     from batio.importers import dumps, import_trace
     from batio.platform_builder import platform_xml as built_platform
-    easy, options = scheduler_file_and_options("easy")
     cases = []
     if args.swf:
         (folder / "kth.xml").write_text(built_platform(100, 1, "1Gf", "10GBps", "1GBps"))  # README's recipe
         (folder / "kth.json").write_text(dumps(import_trace("swf", args.swf)))
         cases.append(Case(f"{Path(args.swf).stem[:16]} easy", str(folder / "kth.xml"), str(folder / "kth.json"),
-                          ["inprocess"] + (["batsim"] if with_batsim else []), str(easy), options))
+                          ["inprocess"] + (["batsim"] if with_batsim else []), "easy"))
     if args.theta_week:
         (folder / "theta.json").write_text(dumps(import_trace("jobsio", THETA, week=args.theta_week,
                                                               nodes=THETA_NODES)))
         cases.append(Case(f"{args.theta_week[6:]} I/O easy", str(platform_path("theta_perjob")),
-                          str(folder / "theta.json"), ["inprocess"], str(easy), options))
+                          str(folder / "theta.json"), ["inprocess"], "easy"))
     return cases
 
 

@@ -51,9 +51,10 @@ import numpy as np
 import pandas as pd
 
 from batio import engines
+from batio.engines import DEFAULT_ENGINE
 from batio.errors import exits_on_error
-from batio.inputs.spec import RunSpec
 from batio.parity import compare_jobs, read_jobs
+from batio.resolve import resolve
 from batio.schedulers.locality import locality
 from batio.workloads import memcluster486
 
@@ -70,13 +71,13 @@ def options_of(variant: str) -> dict:
     return {"policy": policy, "backfill": suffix == "bf"}
 
 
-def run_one(variant: str, workload: Path, out: Path, extra_options: dict, engine: str = "embedded") -> dict:
+def run_one(variant: str, workload: Path, out: Path, extra_options: dict, engine: str = DEFAULT_ENGINE) -> dict:
     """Simulate one variant here; returns its measures."""
     stats = out / f"{variant}_rounds.json"
     options = dict(extra_options, **options_of(variant), stats_path=str(stats))
     began = time.perf_counter()
-    engines.run(RunSpec(str(PLATFORM), [str(workload)], locality.__file__, str(out / variant / "out"),
-                        options=options, dynamic_jobs=True, compute_sharing=True), engine)
+    engines.run(resolve(locality.__file__, options, str(PLATFORM), [str(workload)], out / variant / "out", engine,
+                        dynamic_jobs=True, compute_sharing=True).spec, engine)
     wall = time.perf_counter() - began
     rounds = json.loads(stats.read_text())
     seconds, examined = np.array(rounds["seconds"]), np.array(rounds["examined"])
@@ -131,7 +132,7 @@ def main(argv=None):
     parser.add_argument("--options", default="{}", help="scheduler options (JSON) added to every variant")
     parser.add_argument("--authors-model", action="store_true", help="add locality.AUTHORS_MODEL's options")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench_locality")
-    parser.add_argument("--engine", choices=engines.ENGINES, default="embedded")
+    parser.add_argument("--engine", choices=list(engines.ENGINES), default=DEFAULT_ENGINE)
     parser.add_argument("--against", type=Path, help="an earlier --out of this script: compare each variant's jobs")
     parser.add_argument("--one", help=argparse.SUPPRESS)   # internal: run one variant in this process
     args = parser.parse_args(argv)

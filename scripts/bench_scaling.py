@@ -49,9 +49,9 @@ import time
 from bench_inputs import delay_workload, platform_xml
 
 from batio import engines
-from batio.catalog import scheduler_file_and_options
+from batio.engines import IN_PROCESS, WALL_TIMEOUT
 from batio.errors import exits_on_error
-from batio.inputs.spec import RunSpec
+from batio.resolve import resolve
 
 log = logging.getLogger("bench_scaling")
 
@@ -72,7 +72,6 @@ def main():
         parser.error("--batsim needs a `batsim` binary (Batsim 4.2) on PATH")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     counts = [int(count) for count in args.jobs.split(",")]
-    scheduler, options = scheduler_file_and_options(args.scheduler)
     kinds = ["embedded"] + (["batsim"] if args.batsim else [])
     per_thousand: dict[str, list[float]] = {engine: [] for engine in kinds}
     cpu_per_thousand = []
@@ -83,15 +82,12 @@ def main():
             workload = out / f"delay{count}.json"
             workload.write_text(json.dumps(delay_workload(count, nb_hosts=args.hosts)))
             for engine in kinds:
-                spec = RunSpec(str(out / "platform.xml"), [str(workload)], str(scheduler),
-                               str(out / f"{engine}{count}"), options=options,
-                               mode="inprocess" if engine == "embedded" else "socket")
+                supports = engines.ENGINES[engine].supports
+                spec = resolve(args.scheduler, {}, str(out / "platform.xml"), [str(workload)], out / f"{engine}{count}",
+                               engine, mode="inprocess" if IN_PROCESS in supports else "socket").spec
                 cpu_before = child_cpu_seconds()
                 started = time.perf_counter()
-                if engine == "embedded":
-                    engines.run(spec)
-                else:
-                    engines.run(spec, "batsim", wall_timeout_s=7200)
+                engines.run(spec, engine, wall_timeout_s=7200 if WALL_TIMEOUT in supports else None)
                 wall = time.perf_counter() - started
                 cpu = child_cpu_seconds() - cpu_before
                 with open(f"{spec.out_prefix}_schedule.csv") as stream:

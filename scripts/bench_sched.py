@@ -40,9 +40,8 @@ import numpy as np
 import pandas as pd
 
 from batio import engines
-from batio.catalog import scheduler_file_and_options
 from batio.errors import exits_on_error
-from batio.inputs.spec import RunSpec
+from batio.resolve import resolve
 from batio.schedulers.backfill import Backfill
 
 BANDWIDTH_LIMIT = 43.0  # GB/s, EquilibrIO's scaled Theta file system
@@ -81,14 +80,12 @@ def round_times(backfill_max, queue_length, rounds, seed):
 
 def whole_run(policy, count, seed):
     """(scheduler seconds, wall seconds, makespan) of a whole simulated run."""
-    scheduler, options = scheduler_file_and_options(policy)
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
         (folder / "p.xml").write_text(platform_xml())
         (folder / "w.json").write_text(json.dumps(backfill_workload(count, seed)))
         started = time.perf_counter()
-        engines.run(RunSpec(str(folder / "p.xml"), [str(folder / "w.json")], str(scheduler),
-                         str(folder / "out" / "out"), options=options))
+        engines.run(resolve(policy, {}, str(folder / "p.xml"), [str(folder / "w.json")], folder / "out" / "out").spec)
         wall = time.perf_counter() - started
         schedule = pd.read_csv(folder / "out" / "out_schedule.csv")
         return float(schedule["scheduling_time"][0]), wall, float(schedule["makespan"][0])

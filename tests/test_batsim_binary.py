@@ -37,7 +37,7 @@ def test_embedded_engine_matches_batsim(tmp_path):
         spec = RunSpec(str(CLUSTER512), [workload], str(scheduler), str(prefix), options=options,
                        mode="socket")
         if engine == "batsim":
-            run_with_batsim_binary(spec, timeout_s=600)
+            run_with_batsim_binary(spec, wall_timeout_s=600)
         else:
             simulate(spec)
         results[engine] = pd.read_csv(f"{prefix}_jobs.csv").set_index("job_id").sort_index()

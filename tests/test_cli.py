@@ -52,11 +52,11 @@ def test_summary_metrics_by_hand(tmp_path):
 
 
 def test_a_scheduler_name_turns_on_the_batsim_features_it_needs():
-    from batio.cli import parser, run_spec
+    from batio.cli import parser, resolved_run
     common = ["run", "--platform", "memcluster486", "--workload", "memcluster486_slice", "--out", "o"]
-    lea = run_spec(parser().parse_args(common + ["--scheduler", "lea"]))
+    lea = resolved_run(parser().parse_args(common + ["--scheduler", "lea"])).spec
     assert lea.dynamic_jobs and lea.compute_sharing and not lea.acknowledge_dynamic_jobs
-    easy = run_spec(parser().parse_args(common + ["--scheduler", "easy"]))
+    easy = resolved_run(parser().parse_args(common + ["--scheduler", "easy"])).spec
     assert not easy.dynamic_jobs and not easy.compute_sharing
 
 

@@ -105,10 +105,10 @@ def test_batsim_gets_the_command_line_of_batio_run(tmp_path):
     """Byte-identical outputs need the same flags as `batio run --engine batsim` (roles, master host...)."""
     values = settings({"PLATFORM": "stria15_lustre", "WORKLOAD": "stria_w2", "SCHEDULER": "adaptive",
                        "OUT": str(tmp_path), "RUN_ARGS": "--sg-cfg maxmin/precision:1e-9"})
-    compose_spec = cli.run_spec(cli.parser().parse_args(run_arguments(values)))
-    by_hand = cli.run_spec(cli.parser().parse_args(
+    compose_spec = cli.resolved_run(cli.parser().parse_args(run_arguments(values))).spec
+    by_hand = cli.resolved_run(cli.parser().parse_args(
         ["run", "--platform", "stria15_lustre", "--workload", "stria_w2", "--scheduler", "adaptive", "--out",
-         str(tmp_path), "--engine", "batsim", "--sg-cfg", "maxmin/precision:1e-9"]))
+         str(tmp_path), "--engine", "batsim", "--sg-cfg", "maxmin/precision:1e-9"])).spec
     assert batsim_command(compose_spec, "tcp://h:1") == batsim_command(by_hand, "tcp://h:1")
     assert "--sg-cfg" in batsim_command(compose_spec, "tcp://h:1")
 
@@ -403,7 +403,7 @@ def test_the_scheduler_waits_for_the_page_only_after_a_clean_end(tmp_path, monke
     import batio.engines.batsim
     waits = []
     monkeypatch.setattr("batio.compose.outlive_batsim", lambda page, since, seconds: waits.append(page))
-    spec = cli.run_spec(cli.parser().parse_args(run_argv({}, tmp_path)))
+    spec = cli.resolved_run(cli.parser().parse_args(run_argv({}, tmp_path))).spec
     for code in (0, 1):
         monkeypatch.setattr(batio.engines.batsim, "start_scheduler",
                             lambda spec, endpoint, log, code=code: subprocess.Popen(["sh", "-c", f"exit {code}"]))

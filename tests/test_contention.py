@@ -206,7 +206,7 @@ def test_real_batsim_ignores_the_curve_and_says_so(tmp_path, caplog):
     for name in ("periodic_rack", "periodic_rack_degrading"):
         spec = RunSpec(str(platform_path(name)), [str(workload_path("periodic_mbn_a06"))], str(scheduler),
                        str(tmp_path / name / "out"), options=options)
-        run_with_batsim_binary(spec, timeout_s=300)
+        run_with_batsim_binary(spec, wall_timeout_s=300)
         times[name] = (tmp_path / name / "out_jobs.csv").read_text()
     assert times["periodic_rack"] == times["periodic_rack_degrading"]
     assert "declares batio:contention, which Batsim ignores" in caplog.text

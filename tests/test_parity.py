@@ -8,7 +8,7 @@ import pytest
 
 from batio import catalog
 from batio.engines.embedded.run import simulate
-from batio.parity import compare_jobs, pairs, read_jobs, spec_for, truncated_workload
+from batio.parity import Pair, compare_jobs, pairs, read_jobs, spec_for, truncated_workload
 
 
 def jobs(rows):
@@ -76,10 +76,10 @@ def test_every_catalog_policy_has_bundled_inputs():
 
 
 def test_a_pair_runs_with_the_batsim_features_its_scheduler_needs():
-    from types import SimpleNamespace
-    lea = spec_for(SimpleNamespace(policy="lea", platform="memcluster486"), "w.json", "p", "inprocess")
-    assert lea.dynamic_jobs and lea.compute_sharing
-    easy = spec_for(SimpleNamespace(policy="easy", platform="memcluster486"), "w.json", "p", "inprocess")
+    lea = spec_for(Pair("lea", "memcluster486", "memcluster486_slice"), "memcluster486_slice", "p", "embedded")
+    assert lea.dynamic_jobs and lea.compute_sharing and lea.mode == "inprocess"
+    easy = spec_for(Pair("easy", "memcluster486", "memcluster486_slice"), "memcluster486_slice", "p", "batsim")
+    assert easy.mode == "socket"  # real Batsim talks to its scheduler over the socket
     assert not (easy.dynamic_jobs or easy.compute_sharing)
 
 
@@ -105,6 +105,6 @@ def test_jobs_ending_in_one_instant_reach_the_scheduler_as_on_batsim(tmp_path):
     round is not yet. Counting such a message as coming grouped completions
     that Batsim splits, and put 7 jobs on other nodes."""
     pair = pairs(["locality-fcfs"])[0]
-    spec = spec_for(pair, catalog.workload_path(pair.workload), tmp_path / "out", "inprocess")
+    spec = spec_for(pair, catalog.workload_path(pair.workload), tmp_path / "out", "embedded")
     simulate(spec)
     assert schedule_of(f"{spec.out_prefix}_jobs.csv") == BATSIM_LOCALITY_FCFS_SLICE

@@ -47,7 +47,7 @@ def run(tmp_path, name, policy, engine="embedded", **options):
     spec = RunSpec(str(platform), [str(workload)], str(scheduler), str(prefix), options=scheduler_options,
                    mode="socket" if engine == "batsim" else "inprocess", **options)
     if engine == "batsim":
-        run_with_batsim_binary(spec, timeout_s=600)
+        run_with_batsim_binary(spec, wall_timeout_s=600)
     else:
         simulate(spec)
     return f"{prefix}_jobs.csv"

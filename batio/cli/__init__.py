@@ -23,7 +23,7 @@ import sys
 import threading
 
 from batio.cli.parser import parser
-from batio.cli.run import checked_run, print_summary, report_run, run_marks, run_spec
+from batio.cli.run import checked_run, print_summary, report_run, resolved_run, run_marks
 from batio.engines.embedded.sgconfig import check_sg_config
 from batio.errors import BatioError, InputError, Interrupted
 from batio.inputs.spec import check_option_flag
@@ -33,7 +33,7 @@ from batio.inputs.spec import check_option_flag
 MAX_WORKERS = 256
 RESUMABLE = ("compare", "sweep", "matrix")  # their finished runs are kept: the same command resumes
 
-__all__ = ["checked_run", "main", "parse_run", "parser", "print_summary", "report_run", "run_marks", "run_spec"]
+__all__ = ["checked_run", "main", "parse_run", "parser", "print_summary", "report_run", "resolved_run", "run_marks"]
 
 
 def check_numbers(args):

@@ -15,7 +15,7 @@ from batio.cli.tools import (
     command_twin,
     command_validate,
 )
-from batio.engines import ENGINES
+from batio.engines import DEFAULT_ENGINE, ENGINES, engines_help
 from batio.inputs.spec import (
     DEFAULT_IO_SAMPLE_PERIOD_S,
     DEFAULT_MAX_IDLE_S,
@@ -70,9 +70,7 @@ def _add_run(commands):
                      help="workload JSON file or bundled name; repeat for several workloads (w0, w1...)")
     run.add_argument("--scheduler", required=True, help="pybatsim scheduler file, or a batio/pybatsim name")
     run.add_argument("--options", default="{}", help="scheduler options as JSON (pybatsim's -o)")
-    run.add_argument("--engine", choices=ENGINES, default="embedded",
-                     help="embedded: batio's SimGrid engine (default); batsim: a `batsim` binary on PATH; "
-                          "docker: the Batsim image of docker-compose.yml, started by batio")
+    run.add_argument("--engine", choices=list(ENGINES), default=DEFAULT_ENGINE, help=engines_help())
     run.add_argument("--mode", choices=MODES, default="inprocess",
                      help="embedded engine: drive the scheduler in-process (default) or over ZeroMQ")
     run.add_argument("--out", required=True, help="output folder (files out_jobs.csv, ...)")
@@ -131,7 +129,7 @@ def _add_compare(commands):
                             default=metrics.DEFAULT_BSLD_TAU, metavar="SECONDS",
                             help=BSLD_TAU_HELP)
     comparison.add_argument("--baseline", help="the scheduler the ratios are to (default: the first)")
-    comparison.add_argument("--engine", choices=ENGINES, default="embedded")
+    comparison.add_argument("--engine", choices=list(ENGINES), default=DEFAULT_ENGINE)
     comparison.add_argument("--out", required=True, help="output folder: report/, results.csv, runs/")
     comparison.add_argument("--workers", type=count("--workers"), default=0,
                             help="runs at once on a local Dask cluster (default 0: one after the other)")

@@ -1,17 +1,18 @@
 """`batio run`: one scheduler on one platform and workload(s), on any engine."""
 
+import argparse
 import json
 from pathlib import Path
 import sys
 
-from batio import catalog, engines, requirements
+from batio import engines, requirements
+from batio.engines import CHECKED_WORKLOADS, IO_TIMELINE
 from batio.errors import InputError
-from batio.inputs.spec import (
-    RunSpec,
-)
+from batio.inputs.spec import RunSpec
 from batio.inputs.workload import json_problem
 from batio.outfiles import fresh_folder
 from batio.report import metrics
+from batio.resolve import Resolved, resolve
 
 
 def _options(text):
@@ -35,39 +36,28 @@ def _roles(pairs):
     return roles
 
 
-def run_spec(args, given=None):
-    """The RunSpec of `batio run`'s arguments; ``given``: its --options, parsed."""
-    given = _options(args.options) if given is None else given
-    roles = _roles(args.role)
-    scheduler, options = catalog.scheduler_file_and_options(args.scheduler, given)
-    needed = catalog.batsim_features(args.scheduler)
-    platform = catalog.platform_path(args.platform)
-    workloads = [str(catalog.workload_path(w)) for w in args.workload]
-    return RunSpec(
-        platform=str(platform), workloads=workloads,
-        scheduler=str(scheduler), out_prefix=str(Path(args.out) / "out"), options=options, mode=args.mode,
-        forward_profiles=args.forward_profiles,
-        dynamic_jobs=args.enable_dynamic_jobs or "dynamic_jobs" in needed,
-        acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs, profile_reuse=args.enable_profile_reuse,
-        compute_sharing=args.enable_compute_sharing or "compute_sharing" in needed,
-        storage_sharing=not args.disable_storage_sharing, master_host=args.master_host,
-        roles=roles, port=args.port, timeout_s=args.timeout, max_idle_s=args.max_idle,
-        io_sample_period=args.io_sample_period,
-        io_exclusive=args.io_exclusive, sg_config=args.sg_cfg)
+def resolved_run(args: argparse.Namespace) -> Resolved:
+    """`batio run`'s arguments resolved (batio.resolve) and checked against its engine."""
+    given, roles = _options(args.options), _roles(args.role)
+    return resolve(args.scheduler, given, args.platform, args.workload, Path(args.out) / "out", args.engine,
+                   roles=roles, mode=args.mode, forward_profiles=args.forward_profiles,
+                   dynamic_jobs=args.enable_dynamic_jobs, acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs,
+                   profile_reuse=args.enable_profile_reuse, compute_sharing=args.enable_compute_sharing,
+                   storage_sharing=not args.disable_storage_sharing, master_host=args.master_host,
+                   port=args.port, timeout_s=args.timeout, max_idle_s=args.max_idle,
+                   io_sample_period=args.io_sample_period, io_exclusive=args.io_exclusive, sg_config=args.sg_cfg)
 
 
-def checked_run(args):
+def checked_run(args: argparse.Namespace) -> tuple[RunSpec, list]:
     """Every check `batio run` makes before any engine starts, whichever way in (this command, and
     the compose services: batio.compose): the inputs read and validated, an engine that can run the
     scheduler and honour every option given, and the policy's fit (refused, or marked degraded under
     --allow-unfit). Returns the RunSpec and why its results are degraded (empty when they are not);
     the output folder is the caller's (``fresh_folder``). Raises an InputError, one line."""
-    given = _options(args.options)
-    spec = run_spec(args, given)
-    engines.check_engine(args.engine, spec.scheduler)
-    engines.check_run_options(args.engine, engines.spec_run_options(spec))
-    degraded = requirements.check_run(args.scheduler, given, spec, args.allow_unfit, strict=args.engine == "embedded")
-    return spec, degraded
+    resolved = resolved_run(args)
+    degraded = requirements.check_run(resolved.declaration, resolved.given, resolved.spec, args.allow_unfit,
+                                      strict=CHECKED_WORKLOADS in engines.ENGINES[args.engine].supports)
+    return resolved.spec, degraded
 
 
 def run_marks(args, degraded):
@@ -103,4 +93,4 @@ def print_summary(spec, engine, *, name=None, degraded=(), tau=metrics.DEFAULT_B
         print(f"DEGRADED: {name} does not fit these inputs (run with --allow-unfit): {'; '.join(degraded)}")
     print(metrics.format_summary(summary))
     print(f"outputs: {spec.out_prefix}_jobs.csv, _schedule.csv, _machine_states.csv"
-          + (", _io.csv" if engine == "embedded" else ""))
+          + (", _io.csv" if IO_TIMELINE in engines.ENGINES[engine].supports else ""))

@@ -9,6 +9,7 @@ batio version and the error, if any. ``batio.engines.docker`` runs Batsim in
 Docker with the same pieces.
 """
 
+from collections.abc import Callable
 from dataclasses import asdict
 import json
 import logging
@@ -23,7 +24,7 @@ from batio.engines.processes import choose_port, listening, run_to_end, start, s
 from batio.errors import BatioError, EngineError, SchedulerError
 from batio.inputs.contention import declares_curve
 from batio.inputs.platform import read_platform
-from batio.inputs.spec import file_digest
+from batio.inputs.spec import RunSpec, file_digest
 
 # batsched options given as its own command-line flags; every other option
 # goes to the variant as --variant_options JSON.
@@ -107,19 +108,28 @@ def run_against_scheduler(spec, engine, run_batsim, batsim_image=None):
     write_run_record(spec, engine, time.perf_counter() - started, batsim_image=batsim_image)
 
 
-def run_with_batsim_binary(spec, timeout_s=None):
-    """Run ``spec`` (a RunSpec) on a ``batsim`` binary found on PATH."""
+def run_with_batsim_binary(spec: RunSpec, on_progress: Callable | None = None,
+                           wall_timeout_s: float | None = None) -> dict:
+    """Run ``spec`` on a ``batsim`` binary found on PATH, within ``wall_timeout_s`` seconds when given;
+    ``on_progress``: never called (Batsim does not report its jobs to batio: batio.engines)."""
     if shutil.which("batsim") is None:
         raise EngineError("--engine batsim needs a `batsim` binary on PATH (Batsim 4.2), or use --engine docker")
 
     def run_batsim(endpoint, log_path):
         with open(log_path, "w") as log:
             try:
-                return run_to_end(batsim_command(spec, endpoint), log, timeout_s)
+                return run_to_end(batsim_command(spec, endpoint), log, wall_timeout_s)
             except subprocess.TimeoutExpired:
-                raise EngineError(f"Batsim did not finish within {timeout_s} s") from None
+                raise EngineError(f"Batsim did not finish within {wall_timeout_s} s") from None
 
     run_against_scheduler(spec, "batsim", run_batsim)
+    return {"prefix": str(spec.out_prefix)}
+
+
+def check_binary() -> None:
+    """A ``batsim`` binary on PATH, checked once before a grid's runs."""
+    if shutil.which("batsim") is None:
+        raise EngineError("engine batsim needs a `batsim` binary on PATH (Batsim 4.2), or use the docker engine")
 
 
 # -- the run record -----------------------------------------------------------------------

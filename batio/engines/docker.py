@@ -10,12 +10,15 @@ the calling user so that its output files are the user's. Host networking
 is a Linux feature: on Docker Desktop use docker-compose.yml instead.
 """
 
+from collections.abc import Callable
 from dataclasses import replace
 import os
 from pathlib import Path
+from typing import Any
 
 from batio.engines.batsim import batsim_command, run_against_scheduler
 from batio.errors import EngineError
+from batio.inputs.spec import RunSpec
 
 BATSIM_IMAGE = "batio-batsim:4.2.1"  # docker-compose.yml's default image
 CONTAINER_INPUTS = "/batio/inputs"
@@ -113,16 +116,25 @@ def _run_container(client, image, command, mounts, log_path, timeout_s):
             container.remove(force=True)
 
 
-def run_with_docker(spec, timeout_s=None, client=None):
-    """Run ``spec`` (a RunSpec) on real Batsim in Docker; return when both sides end."""
+def run_with_docker(spec: RunSpec, on_progress: Callable | None = None, wall_timeout_s: float | None = None,
+                    client: Any = None) -> dict:
+    """Run ``spec`` on real Batsim in Docker, within ``wall_timeout_s`` seconds when given; return when
+    both sides end. ``on_progress``: never called (as batio.engines.batsim's); ``client``: a Docker
+    client (default: ``connect()``)."""
     client = client or connect()
     image = image_name()
     ensure_image(client, image)
 
     def run_batsim(endpoint, log_path):
         command, mounts = container_plan(spec, endpoint)
-        return _run_container(client, image, command, mounts, log_path, timeout_s)
+        return _run_container(client, image, command, mounts, log_path, wall_timeout_s)
 
     run_against_scheduler(spec, "docker", run_batsim, batsim_image=image)
+    return {"prefix": str(spec.out_prefix)}
+
+
+def check_daemon() -> None:
+    """A container engine that answers, checked once before a grid's runs."""
+    connect().close()
 
 

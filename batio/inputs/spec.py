@@ -18,6 +18,9 @@ DEFAULT_IO_SAMPLE_PERIOD_S = 1.0  # seconds between samples of the storage throu
 RUN_OPTIONS = {"mode": "inprocess or socket", "io_sample_period": "a number of seconds > 0",
                "timeout": "a number of seconds > 0", "max_idle": "a number of simulated seconds > 0",
                "io_exclusive": "true or false"}
+# The RunSpec field each run option sets.
+RUN_OPTION_FIELDS = {"mode": "mode", "io_sample_period": "io_sample_period", "timeout": "timeout_s",
+                     "max_idle": "max_idle_s", "io_exclusive": "io_exclusive"}
 # The command-line option that sets each run option, which errors name.
 OPTION_FLAGS = {"mode": "--mode", "io_sample_period": "--io-sample-period", "timeout": "--timeout",
                 "max_idle": "--max-idle", "io_exclusive": "--io-exclusive"}

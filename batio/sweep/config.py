@@ -8,12 +8,13 @@ from pathlib import Path
 
 from batio import catalog, engines
 from batio.catalog import is_batsched
-from batio.engines import ENGINES
+from batio.engines import BATSCHED, DEFAULT_ENGINE, ENGINES
 from batio.errors import InputError
 from batio.inputs.spec import RUN_OPTIONS
 from batio.inputs.workload import json_problem
 from batio.readings import json_value
 from batio.report import metrics
+from batio.resolve import batsched_engines, refuse_unsupported
 from batio.sweep.plan import check_run_option, load_generator, per_run_name
 
 # Seeds of one grid at most: each is a run per policy, and the plan lists every run before the
@@ -63,7 +64,7 @@ class Grid:
     workloads: list                # [WorkloadSource]
     policies: list                 # [Policy]
     seeds: list = field(default_factory=lambda: [1])
-    engines: list = field(default_factory=lambda: ["embedded"])
+    engines: list = field(default_factory=lambda: [DEFAULT_ENGINE])
     baseline: str | None = None
     io_slowdown: bool = True
     run_options: dict = field(default_factory=dict)
@@ -115,7 +116,7 @@ def load_config(path):
         policies=[policy for i, entry in enumerate(_list_of(config, "schedulers", path))
                   for policy in _policies(entry, base, path, f"schedulers[{i}]")],
         seeds=_seeds(config.get("seeds", [1]), path),
-        engines=_engines(config.get("engines", ["embedded"]), path),
+        engines=_engines(config.get("engines", [DEFAULT_ENGINE]), path),
         baseline=config.get("baseline"),
         io_slowdown=config.get("io_slowdown", True),
         run_options=run_options_entry(config.get("run_options", {}), path, per_run=True),
@@ -281,17 +282,19 @@ def check_grid(grid):
     if grid.baseline is not None and grid.baseline not in [p.label for p in grid.policies]:
         raise InputError(grid.source, f"{grid.baseline!r} is not a policy of this grid "
                                       f"(policies: {', '.join(p.label for p in grid.policies)})", field="baseline")
-    # Real Batsim has no exclusive I/O model, no _io.csv and no decision bounds: refused, never ignored.
+    # A run option an engine would ignore is refused, never recorded as if it ran.
     command_line = grid.source == "batio compare"
     for engine in grid.engines:
-        engines.check_run_options(engine, grid.run_options, None if command_line else grid.source,
-                                  None if command_line else "run_options")
+        refuse_unsupported(ENGINES[engine], grid.run_options, None if command_line else grid.source,
+                           None if command_line else "run_options")
+    unable = [engine for engine in grid.engines if BATSCHED not in ENGINES[engine].supports]
     for policy in grid.policies:
         try:
             catalog.scheduler_file_and_options(policy.scheduler, policy.options)
         except InputError as error:
             raise InputError(grid.source, str(error), field="schedulers") from None
-        if is_batsched(policy.scheduler) and "embedded" in grid.engines:
+        if is_batsched(policy.scheduler) and unable:
+            able = " or ".join(f"[{name}]" for name in batsched_engines())
             raise InputError(grid.source, f"{policy.scheduler} is a batsched (C++) scheduler: it runs only "
-                                          "against real Batsim (engines: [batsim] or [docker])", field="engines")
+                                          f"against real Batsim (engines: {able})", field="engines")
     engines.check_available(grid.engines)  # once, here, rather than in every run

@@ -1,7 +1,7 @@
 """A grid's runs: its generated workloads, its reference runs, every policy checked against its
 inputs (batio.requirements) with its per-run values resolved."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import importlib
 import importlib.util
 import json
@@ -11,12 +11,13 @@ from pathlib import Path
 import re
 import uuid
 
-from batio import catalog, requirements
+from batio import requirements
 from batio.errors import InputError, InvalidConfiguration
 from batio.inputs.spec import RUN_OPTIONS, file_digest, valid_run_option
 from batio.inputs.workload import load_workload
 from batio.names import slug
 from batio.outfiles import written
+from batio.resolve import Resolved, resolve, spec_fields
 from batio.sweep.run import PlannedRun
 
 logger = logging.getLogger(__name__)
@@ -210,8 +211,8 @@ def _workload_instances(grid, workloads_dir, digest):
 def plan(grid, out):
     """Every run of ``grid`` (generating the workloads in ``OUT/workloads``), reference runs first.
 
-    Per platform and workload: the per-run values resolved, each policy's declaration asked of the
-    catalog once (its file, the options it receives, its Batsim features) and held against the
+    Per platform and workload: the per-run values resolved, each policy resolved once (batio.resolve:
+    its declaration and its RunSpec, which every engine's run of it shares) and held against the
     inputs (``batio.requirements``: refused, naming the policy's field, unless ``allow_unfit``)."""
     workloads_dir = Path(out) / "workloads"
     digests = {}
@@ -222,8 +223,6 @@ def plan(grid, out):
         return digests[path]
 
     instances = _workload_instances(grid, workloads_dir, digest)
-    reference_scheduler, reference_options = catalog.scheduler_file_and_options(REFERENCE_SCHEDULER)
-    reference_scheduler = str(Path(reference_scheduler).resolve())
     references, runs = [], []
     for platform in grid.platforms:
         for instance in instances:
@@ -231,39 +230,48 @@ def plan(grid, out):
             # The per-run values of this workload, resolved once for all engines.
             given = [(policy, instance.resolve(policy.options, grid.source, policy.where)) for policy in grid.policies]
             run_options = instance.resolve_run_options(grid.run_options, grid.source)
-            declared = []
-            for policy, options in given:
+            resolved = []
+            for policy, options in given:  # the engines: checked by the grid (sweep.config.check_grid)
+                found = _resolved(policy.scheduler, options, platform[1], instance.workload_file, run_options)
                 try:
-                    declared.append(catalog.declaration(policy.scheduler, options))
+                    found.declaration.check_options()
                 except InvalidConfiguration as error:  # an option the scheduler would refuse
                     raise InputError(grid.source, f"{error} {where}", field=policy.where) from None
+                resolved.append(found)
             facts = requirements.InputFacts.of_files(platform[1], [instance.workload_file])
             policies, refused, fields = [], {}, []
-            for (policy, options), declaration in zip(given, declared):
+            for (policy, options), found in zip(given, resolved):
                 try:
-                    unfit = requirements.check(declaration, options, facts, grid.allow_unfit)
+                    unfit = requirements.check(found.declaration, options, facts, grid.allow_unfit)
                 except requirements.Unfit as error:
                     refused.update(error.reasons_of)
                     fields.append(policy.where.removesuffix(".options"))
                     continue
-                scheduler = policy.scheduler if declaration.file is None else str(declaration.file)
-                policies.append((policy, scheduler, declaration.options, {**run_options, **declaration.features},
-                                 unfit))
+                policies.append((policy, found.spec, {**run_options, **found.declaration.features}, unfit))
             if refused:  # every policy that does not fit is named, in one line
                 raise InputError(grid.source, f"{requirements.Unfit(refused)} {where}",
                                  field=fields[0] if len(fields) == 1 else "schedulers")
             alone_run_options = {**run_options, "io_sample_period": REFERENCE_IO_SAMPLE_PERIOD}
+            alone = None if instance.alone_file is None else _resolved(
+                REFERENCE_SCHEDULER, {}, platform[1], instance.alone_file, alone_run_options).spec
             for engine in grid.engines:
                 reference = None
-                if instance.alone_file:
-                    reference = PlannedRun.planned("reference", "alone", reference_scheduler, reference_options,
-                                                   platform, instance.label, instance.alone_file, instance.seed, engine,
-                                                   alone_run_options, digest)
+                if alone is not None:
+                    reference = PlannedRun.planned("reference", "alone", alone, platform[0], instance.label,
+                                                   instance.seed, engine, alone_run_options, digest)
                     references.append(reference)
-                for policy, scheduler, options, policy_run_options, unfit in policies:
-                    run = PlannedRun.planned("policy", policy.label, scheduler, options, platform, instance.label,
-                                             instance.workload_file, instance.seed, engine, policy_run_options, digest,
+                for policy, spec, policy_run_options, unfit in policies:
+                    run = PlannedRun.planned("policy", policy.label, spec, platform[0], instance.label, instance.seed,
+                                             engine, policy_run_options, digest,
                                              reference.run_id if reference else None)
                     run.scheduler_name, run.degraded = policy.scheduler, tuple(unfit)
                     runs.append(run)
     return references + runs
+
+
+def _resolved(name: str, options: dict, platform_file: str, workload_file: str, run_options: dict) -> Resolved:
+    """``name`` resolved for one run of the grid, its options not yet checked: its RunSpec names its
+    scheduler file resolved, as a worker in another folder finds it."""
+    found = resolve(name, options, platform_file, [workload_file], "out", None, **spec_fields(run_options))
+    file = found.declaration.file
+    return found if file is None else replace(found, spec=replace(found.spec, scheduler=str(file)))

@@ -1,8 +1,9 @@
 """A sweep's runs: what one is (``PlannedRun``, named by the hash of its inputs), and running them,
 each into a folder of its own made visible once complete, on Dask."""
 
+from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import hashlib
 import json
 import logging
@@ -32,11 +33,6 @@ RESULT_FILE = "result.json"   # in each run folder: the run's row
 # result, so no result.json; the next run of the same command runs it again.
 INTERRUPTED = "interrupted"
 RESUME_HINT = "run the same command again to redo it"
-# A run option's name in a sweep file -> RunSpec's field.
-SPEC_FIELDS = {"mode": "mode", "timeout": "timeout_s", "max_idle": "max_idle_s", "io_sample_period": "io_sample_period",
-               "io_exclusive": "io_exclusive", "dynamic_jobs": "dynamic_jobs", "compute_sharing": "compute_sharing"}
-
-
 @dataclass
 class PlannedRun:
     """One simulation of the grid, with everything a worker needs (paths are absolute)."""
@@ -53,6 +49,7 @@ class PlannedRun:
     engine: str
     run_options: dict
     sha256: dict                   # platform, workload, scheduler -> SHA-256 (scheduler: None for batsched)
+    spec: RunSpec                  # its RunSpec (batio.resolve), but for the output prefix of the worker's folder
     reference_run: str | None = None
     scheduler_name: str = ""       # the scheduler as the user wrote it
     degraded: tuple = ()           # why the policy does not fit its inputs, when run anyway
@@ -69,17 +66,20 @@ class PlannedRun:
                 "scheduler_name": self.scheduler_name, "degraded": "; ".join(self.degraded)}
 
     @classmethod
-    def planned(cls, kind, policy_label, scheduler, options, platform, workload_label, workload_file, seed, engine,
-                run_options, digest, reference_run=None):
-        """The run of these inputs, named by their hashes (``digest``: path -> SHA-256) and what it is."""
-        platform_label, platform_file = platform
+    def planned(cls, kind: str, policy_label: str, spec: RunSpec, platform_label: str, workload_label: str,
+                seed: int | None, engine: str, run_options: dict, digest: Callable[[str], str],
+                reference_run: str | None = None) -> "PlannedRun":
+        """The run of ``spec`` (its scheduler file resolved), named by the hashes of its inputs
+        (``digest``: path -> SHA-256) and what it is; ``run_options``: as the grid gives them, with the
+        policy's Batsim features."""
+        scheduler, platform_file, workload_file = spec.scheduler, spec.platform, spec.workloads[0]
         sha = {"platform": digest(platform_file), "workload": digest(workload_file),
                "scheduler": None if is_batsched(scheduler) else digest(scheduler)}
-        key = {"sha256": sha, "scheduler": scheduler if is_batsched(scheduler) else None, "options": options,
+        key = {"sha256": sha, "scheduler": scheduler if is_batsched(scheduler) else None, "options": spec.options,
                "engine": engine, "run_options": run_options, "batio": __version__, "kind": kind}
         return cls(_run_id(kind, policy_label, workload_label, seed, platform_label, engine, key), kind,
-                   policy_label, scheduler, options, platform_label, platform_file, workload_label,
-                   workload_file, seed, engine, run_options, sha, reference_run)
+                   policy_label, scheduler, spec.options, platform_label, platform_file, workload_label,
+                   workload_file, seed, engine, run_options, sha, spec, reference_run)
 
 
 def _run_id(kind, label, workload, seed, platform, engine, key):
@@ -89,10 +89,9 @@ def _run_id(kind, label, workload, seed, platform, engine, key):
 
 
 # -- running one simulation ----------------------------------------------------------------
-def _spec(run, prefix):
-    given = {SPEC_FIELDS[key]: value for key, value in run.run_options.items() if key in SPEC_FIELDS}
-    return RunSpec(platform=run.platform_file, workloads=[run.workload_file], scheduler=run.scheduler,
-                   out_prefix=str(prefix), options=run.options, **given)
+def _spec(run: PlannedRun, prefix: Path) -> RunSpec:
+    """The run's RunSpec, its outputs at ``prefix``."""
+    return replace(run.spec, out_prefix=str(prefix))
 
 
 def _publish(temporary, final):

@@ -124,16 +124,15 @@ def simulate_curve(points, value, workdir, direction="write"):
     """{clients: aggregate bytes/s the engine gives k concurrent clients}."""
     import pandas as pd
 
-    from batio import catalog, engines
-    from batio.inputs.spec import RunSpec
+    from batio import engines
+    from batio.resolve import resolve
     workdir = Path(workdir)
     prop = PROPERTIES["both" if direction == "write" else "read"]
     (workdir / "probe.xml").write_text(probe_platform(value, max(k for k, _ in points), prop))
     work = probe_workload(points, direction)
     (workdir / "probe.json").write_text(json.dumps(work))
-    scheduler, options = catalog.scheduler_file_and_options("fcfs")
-    engines.run(RunSpec(str(workdir / "probe.xml"), [str(workdir / "probe.json")], str(scheduler),
-                     str(workdir / "probe" / "out"), options=options))
+    engines.run(resolve("fcfs", {}, str(workdir / "probe.xml"), [str(workdir / "probe.json")],
+                        workdir / "probe" / "out").spec)
     jobs = pd.read_csv(workdir / "probe" / "out_jobs.csv")
     jobs["clients"] = jobs["job_id"].str.extract(r"^k(\d+)_")[0].astype(int)
     size = {job["id"]: job["bytes"] for job in work["jobs"]}

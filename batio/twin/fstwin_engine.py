@@ -72,8 +72,8 @@ def probe_workload(n, direction, size, m):
 
 def simulate_run(twin, run, workdir):
     """The benchmark's bandwidth (bytes/s) for one run, from the embedded engine."""
-    from batio import catalog, engines
-    from batio.inputs.spec import RunSpec
+    from batio import engines
+    from batio.resolve import resolve
     n = int(run["clients"])
     limit = twin.client_limits[run["config"]]
     m = int(twin.background_clients(run["background"]))
@@ -83,9 +83,7 @@ def simulate_run(twin, run, workdir):
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "probe.xml").write_text(probe_platform(n, limit, m, per_background, twin.curve))
     (workdir / "probe.json").write_text(json.dumps(probe_workload(n, run["direction"], size, m)))
-    scheduler, options = catalog.scheduler_file_and_options("fcfs")
-    engines.run(RunSpec(str(workdir / "probe.xml"), [str(workdir / "probe.json")], str(scheduler),
-                     str(workdir / "out"), options=options))
+    engines.run(resolve("fcfs", {}, str(workdir / "probe.xml"), [str(workdir / "probe.json")], workdir / "out").spec)
     jobs = pd.read_csv(workdir / "out_jobs.csv")
     bench = jobs[jobs["job_id"].astype(str).str.startswith("a_bench")]
     if len(bench) != n or not (pd.to_numeric(bench["allocated_resources"]) < n).all():

@@ -30,12 +30,12 @@ import re
 import numpy as np
 import pandas as pd
 
-from batio import catalog, engines
+from batio import engines
 from batio.engines.embedded.routes import bandwidths as platform_bandwidths
 from batio.errors import InputError
-from batio.inputs.spec import RunSpec
 from batio.outfiles import file_set
 from batio.report.metrics import read_jobs
+from batio.resolve import resolve
 from batio.twin import iomodel, iophases
 from batio.twin.accuracy import STATS, error_stats, median_fold
 
@@ -64,9 +64,7 @@ def label(week):
 
 def replay(platform, workload_path, out_prefix):
     """Run the replay policy; the jobs' _jobs.csv rows (job_id, starting_time, execution_time, final_state)."""
-    scheduler, _ = catalog.scheduler_file_and_options("replay")
-    engines.run(RunSpec(platform=str(platform), workloads=[str(workload_path)], scheduler=str(scheduler),
-                        out_prefix=str(out_prefix)))
+    engines.run(resolve("replay", {}, str(platform), [str(workload_path)], out_prefix).spec)
     jobs = read_jobs(out_prefix)
     return jobs[["job_id", "starting_time", "execution_time", "final_state"]]
 

@@ -413,8 +413,9 @@ def _start_shielded(child):
         signal.signal(signal.SIGINT, previous)
 
 
-def simulate(spec: RunSpec, on_progress=None):
-    """Run ``spec`` in a child process; returns run_here's summary or raises.
+def simulate(spec: RunSpec, on_progress=None, wall_timeout_s=None):
+    """Run ``spec`` in a child process; returns run_here's summary or raises. ``wall_timeout_s``:
+    always None (the engine's record does not support it: each decision is bounded instead).
 
     If this process is interrupted (Ctrl-C, or SIGTERM through batio's CLI)
     the child gets the same signal, writes its partial outputs, and
