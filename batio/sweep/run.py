@@ -39,12 +39,8 @@ class PlannedRun:
     run_id: str
     kind: str                      # "policy", or "reference" (jobs run alone, for the I/O slowdown)
     policy: str
-    scheduler: str                 # scheduler file, or batsched:VARIANT
-    options: dict                  # as the scheduler receives them (presets included)
     platform: str
-    platform_file: str
     workload: str
-    workload_file: str
     seed: int | None
     engine: str
     run_options: dict
@@ -53,6 +49,24 @@ class PlannedRun:
     reference_run: str | None = None
     scheduler_name: str = ""       # the scheduler as the user wrote it
     degraded: tuple = ()           # why the policy does not fit its inputs, when run anyway
+
+    @property
+    def scheduler(self) -> str:
+        """Its scheduler file, or batsched:VARIANT."""
+        return self.spec.scheduler
+
+    @property
+    def options(self) -> dict:
+        """Its options as the scheduler receives them (presets included)."""
+        return self.spec.options
+
+    @property
+    def platform_file(self) -> str:
+        return self.spec.platform
+
+    @property
+    def workload_file(self) -> str:
+        return self.spec.workloads[0]
 
     def identity(self):
         """The row fields that say what the run is."""
@@ -78,8 +92,7 @@ class PlannedRun:
         key = {"sha256": sha, "scheduler": scheduler if is_batsched(scheduler) else None, "options": spec.options,
                "engine": engine, "run_options": run_options, "batio": __version__, "kind": kind}
         return cls(_run_id(kind, policy_label, workload_label, seed, platform_label, engine, key), kind,
-                   policy_label, scheduler, spec.options, platform_label, platform_file, workload_label,
-                   workload_file, seed, engine, run_options, sha, spec, reference_run)
+                   policy_label, platform_label, workload_label, seed, engine, run_options, sha, spec, reference_run)
 
 
 def _run_id(kind, label, workload, seed, platform, engine, key):
