@@ -154,3 +154,14 @@ def test_a_sweep_off_a_terminal_logs_its_progress(tmp_path, writers, caplog):
     assert main(["sweep", str(config), "--out", str(tmp_path / "out"), "--workers", "0"]) == 0
     assert [message.split(" after ")[0] for message in caplog.messages if message.startswith("runs:")] == [
         "runs: 1 of 2 done (50 %)", "runs: 2 of 2 done (100 %)"]
+
+
+def test_the_kits_requirements_type_and_the_checked_keys_agree():
+    """A policy's REQUIRES is typed by the kit (schedulers/options.py's Requirements, which the
+    type check holds it to); batio.requirements checks and explains each key. A key added to one
+    and not the other would be accepted unchecked, or checked but refused by the type check."""
+    from typing import get_type_hints
+
+    from batio.requirements import REQUIREMENT_KEYS
+    from batio.schedulers.options import Requirements
+    assert list(get_type_hints(Requirements)) == list(REQUIREMENT_KEYS)
